@@ -1,0 +1,38 @@
+# Two commands on a fresh machine: `make lab` and `make test`.
+# Each recipe line is its own shell, so every line calls .venv/bin/... directly.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: lab test test-slow test-browser lint format handouts bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	TQDM_DISABLE=1 $(BIN)/python -m pytest -n 2 --nbmake-timeout=600 tests notebooks --nbmake -q
+
+test-slow: $(STAMP)
+	TQDM_DISABLE=1 $(BIN)/python -m pytest -m slow tests -q
+
+test-browser: $(STAMP)
+	$(BIN)/python -m pytest -m browser tests -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP)
+	$(BIN)/speclab bench
+
+clean:
+	rm -rf $(VENV) build .pytest_cache
