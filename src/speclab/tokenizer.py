@@ -1,0 +1,49 @@
+"""Byte-level tokenizer: every byte value 0..255 is one token (lessons 04–07).
+
+GPT-2 uses byte-pair encoding over these same bytes; speclab stops at the bytes, so the
+vocabulary is exactly 256 ids and any UTF-8 text round-trips. A token sequence cut in the
+middle of a multi-byte character decodes with U+FFFD (the replacement character) in its
+place instead of raising: a model can stop anywhere.
+"""
+
+import numpy as np
+
+N_VOCAB = 256
+
+
+def encode(text: str) -> list[int]:
+    """Text -> UTF-8 byte values, one token each."""
+    if not isinstance(text, str):
+        raise TypeError(f"encode expects str, got {type(text).__name__}")
+    return list(text.encode("utf-8"))
+
+
+def as_token_list(tokens, name: str = "tokens") -> list[int]:
+    """A list of ints or a 1-D integer numpy array -> list[int] of ids in 0..255 (checked)."""
+    if isinstance(tokens, np.ndarray):
+        if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
+            raise ValueError(
+                f"{name} must be a 1-D integer array, got {tokens.dtype} {tokens.shape}"
+            )
+        tokens = tokens.tolist()
+    elif isinstance(tokens, (str, bytes)):
+        raise TypeError(f"{name} must be token ids, not {type(tokens).__name__}: use encode(text)")
+    tokens = list(tokens)
+    for position, token in enumerate(tokens):
+        if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
+            raise TypeError(f"{name}[{position}] is {token!r}: token ids are integers")
+        if not 0 <= token < N_VOCAB:
+            raise ValueError(f"{name}[{position}] = {token} is outside the vocabulary 0..255")
+    return [int(token) for token in tokens]
+
+
+def decode(tokens) -> str:
+    """Token ids -> text; a split multi-byte character shows as U+FFFD."""
+    return bytes(as_token_list(tokens)).decode("utf-8", errors="replace")
+
+
+def token_str(token: int) -> str:
+    """How one token looks on its own: printable ASCII as itself, other bytes escaped."""
+    if 32 <= token < 127:
+        return chr(token)
+    return {10: "\\n", 9: "\\t", 13: "\\r"}.get(token, f"\\x{token:02x}")

@@ -1,0 +1,562 @@
+"""Training the target and draft models in numpy, with hand-written backward passes.
+
+Used to make `data/weights/target.npz` and `draft.npz` (lessons 04–07); `speclab train`
+runs it. Each layer's forward and backward stand side by side (as in micrograd), on
+batches [n_batch, n_seq]; `tests/test_train.py` checks every backward against finite
+differences in float64 and this forward against `speclab.gpt.forward`.
+
+Corpus: the Python standard library source of the running interpreter (every Python
+install has it; PSF licence), split into training and validation by file. Plain source
+alone does not teach a model this small to copy from its context, and copying is what
+prompt-lookup speculation feeds on, so a share of the training rows are "copy documents":
+a snippet, a separator, then the snippet again, verbatim or with one identifier renamed.
+
+Optimiser: AdamW (Loshchilov & Hutter 2019) with linear warm-up, cosine decay, and
+gradient clipping by global norm. Randomness comes from one seeded np.random.Generator
+whose state is saved in every checkpoint, so an interrupted run resumes where it was.
+
+Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is bytes).
+"""
+
+import hashlib
+import json
+import platform
+import re
+import sys
+import sysconfig
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from speclab.gpt import GPTConfig
+from speclab.kv_cache import KVCache
+from speclab.weights import flatten, init_params, save, unflatten
+
+# --- the recipe -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    n_layer: int = 4  # model shape, as in GPTConfig
+    n_head: int = 4
+    n_embd: int = 128
+    n_ctx: int = 1024
+    steps: int = 6000  # optimiser steps planned (the schedule spans them)
+    batch_tokens: int = 4096  # tokens per step: n_batch * n_seq
+    n_seq: int = 256  # usual row length; positions are offset so all of n_ctx is trained
+    long_every: int = 4  # every long_every-th step uses rows of the full n_ctx (0: never)
+    lr: float = 3e-3  # peak learning rate
+    min_lr_ratio: float = 0.1  # the cosine ends at lr * min_lr_ratio
+    warmup: int = 200  # linear warm-up steps
+    weight_decay: float = 0.1  # AdamW decay on matrices (not biases or gains)
+    grad_clip: float = 1.0  # global gradient norm limit
+    copy_fraction: float = 0.5  # share of rows made of copy documents
+    val_every: int = 250  # steps between validation and checkpoint
+    seed: int = 0
+    max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
+
+
+RECIPES = {
+    "target": TrainConfig(),
+    "draft": TrainConfig(n_layer=1, n_head=2, n_embd=64, steps=3000, lr=4e-3),
+    "smoke": TrainConfig(
+        n_layer=1, n_head=2, n_embd=16, n_ctx=64, steps=6, batch_tokens=128, n_seq=32,
+        long_every=2, warmup=2, val_every=3, max_corpus_bytes=200_000,
+    ),
+}  # fmt: skip
+
+
+# --- corpus -----------------------------------------------------------------------------
+
+
+def stdlib_files() -> tuple[Path, list[Path]]:
+    """The standard library's .py files (no site-packages), sorted for a fixed order."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts)
+    return root, files
+
+
+def is_validation(relative_name: str) -> bool:
+    """About 1 file in 20 goes to validation, by a hash of its name (stable across runs)."""
+    return hashlib.sha256(relative_name.encode()).digest()[0] % 20 == 0
+
+
+def load_corpus(max_bytes: int = 0) -> dict:
+    """Train and validation byte arrays, and the record of what went in."""
+    root, files = stdlib_files()
+    parts = {"train": [], "val": []}
+    names = {"train": [], "val": []}
+    digest = hashlib.sha256()
+    for path in files:
+        name = path.relative_to(root).as_posix()
+        data = path.read_bytes()
+        digest.update(name.encode() + b"\0" + data)
+        split = "val" if is_validation(name) else "train"
+        parts[split].append(data + b"\n")
+        names[split].append(name)
+    corpus = {s: np.frombuffer(b"".join(parts[s]), dtype=np.uint8) for s in parts}
+    if max_bytes:
+        corpus = {s: corpus[s][: max_bytes if s == "train" else max_bytes // 4] for s in corpus}
+    corpus["record"] = {
+        "source": f"Python {platform.python_version()} standard library, {root.name}/**/*.py",
+        "sha256": digest.hexdigest(),
+        "train_files": names["train"],
+        "val_files": names["val"],
+        "train_bytes": int(corpus["train"].size),
+        "val_bytes": int(corpus["val"].size),
+    }
+    return corpus
+
+
+SEPARATORS = [b"\n\n", b"\n", b"\n\n\n", b"\n\n# again:\n", b"\n# copy\n", b"\n\n# edited:\n"]
+IDENTIFIER = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
+
+
+def snippet(text: np.ndarray, rng: np.random.Generator, max_len: int) -> bytes:
+    """Whole lines of source, 30..max_len bytes, from a random place."""
+    start = int(rng.integers(0, text.size - max_len - 1))
+    chunk = text[start : start + max_len].tobytes()
+    first = chunk.find(b"\n") + 1
+    length = int(rng.integers(min(30, max_len // 2), max_len))
+    last = chunk.rfind(b"\n", first, first + length) + 1
+    piece = chunk[first:last] if last > first else chunk[:length]
+    return piece or chunk[:length]
+
+
+def small_edit(piece: bytes, rng: np.random.Generator) -> bytes:
+    """Rename one identifier everywhere in the snippet (a typical edit of code)."""
+    names = sorted(set(IDENTIFIER.findall(piece)))
+    if not names:
+        return piece
+    old = names[int(rng.integers(len(names)))]
+    new = [old + b"_2", b"new_" + old, old.upper(), old[:1] + b"x" + old[1:]][int(rng.integers(4))]
+    return re.sub(rb"\b" + re.escape(old) + rb"\b", new, piece)
+
+
+def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int) -> bytes:
+    piece = snippet(text, rng, max_len)
+    again = piece if rng.random() < 0.5 else small_edit(piece, rng)
+    return piece + SEPARATORS[int(rng.integers(len(SEPARATORS)))] + again + b"\n\n"
+
+
+def batch(text: np.ndarray, n_batch: int, n_seq: int, copy_fraction: float, rng):
+    """Inputs and next-byte targets, both [n_batch, n_seq] int64."""
+    rows = np.empty((n_batch, n_seq + 1), dtype=np.int64)
+    for row in range(n_batch):
+        if rng.random() < copy_fraction:
+            data = b""
+            while len(data) < n_seq + 1:
+                data += copy_document(text, rng, max_len=max(8, min(600, n_seq // 2 - 8)))
+            rows[row] = np.frombuffer(data[: n_seq + 1], dtype=np.uint8)
+        else:
+            start = int(rng.integers(0, text.size - n_seq - 1))
+            rows[row] = text[start : start + n_seq + 1]
+    return rows[:, :-1], rows[:, 1:]
+
+
+# --- layers: forward and backward side by side ------------------------------------------
+# x [n_batch, n_seq, n_embd] throughout; caches hold what the backward pass needs.
+
+
+def layer_norm_forward(x, g, b, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    rstd = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = (x - mean) * rstd  # [..., n_embd]
+    return g * x_hat + b, (x_hat, rstd, g)
+
+
+def layer_norm_backward(dy, cache):
+    x_hat, rstd, g = cache
+    axes = tuple(range(dy.ndim - 1))
+    grads = {"g": (dy * x_hat).sum(axis=axes), "b": dy.sum(axis=axes)}
+    dx_hat = dy * g
+    dx = rstd * (
+        dx_hat
+        - dx_hat.mean(axis=-1, keepdims=True)
+        - x_hat * (dx_hat * x_hat).mean(axis=-1, keepdims=True)
+    )
+    return dx, grads
+
+
+def linear_forward(x, w, b):  # [..., n_in] -> [..., n_out]
+    return x @ w + b, x
+
+
+def linear_backward(dy, x, w):
+    n_in, n_out = w.shape
+    dy_2d = dy.reshape(-1, n_out)
+    grads = {"w": x.reshape(-1, n_in).T @ dy_2d, "b": dy_2d.sum(axis=0)}
+    return dy @ w.T, grads
+
+
+def gelu_forward(x):
+    s = np.sqrt(2 / np.pi).astype(x.dtype)
+    t = np.tanh(s * (x + np.float32(0.044715) * x * x * x))
+    return 0.5 * x * (1 + t), (x, t)
+
+
+def gelu_backward(dy, cache):
+    x, t = cache
+    s = np.sqrt(2 / np.pi).astype(x.dtype)
+    return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * 0.044715 * x * x))
+
+
+def attention_forward(q, k, v):  # [n_batch, n_head, n_seq, d_head] each -> same shape
+    n_seq, d_head = q.shape[-2], q.shape[-1]
+    scale = np.asarray(1 / np.sqrt(d_head), dtype=q.dtype)
+    scores = (q @ k.swapaxes(-1, -2)) * scale  # [n_batch, n_head, n_seq, n_seq]
+    scores += np.triu(np.full((n_seq, n_seq), -np.inf, dtype=q.dtype), k=1)
+    scores -= scores.max(axis=-1, keepdims=True)
+    probs = np.exp(scores, out=scores)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    return probs @ v, (q, k, v, probs, scale)
+
+
+def attention_backward(dy, cache):
+    q, k, v, probs, scale = cache
+    dv = probs.swapaxes(-1, -2) @ dy
+    dprobs = dy @ v.swapaxes(-1, -2)  # [n_batch, n_head, n_seq, n_seq]
+    dscores = probs * (dprobs - (dprobs * probs).sum(axis=-1, keepdims=True))
+    dscores *= scale
+    return dscores @ k, dscores.swapaxes(-1, -2) @ q, dv
+
+
+def split_heads(x, n_head):  # [n_batch, n_seq, n_embd] -> [n_batch, n_head, n_seq, d_head]
+    n_batch, n_seq, n_embd = x.shape
+    return x.reshape(n_batch, n_seq, n_head, n_embd // n_head).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x):  # [n_batch, n_head, n_seq, d_head] -> [n_batch, n_seq, n_embd]
+    n_batch, n_head, n_seq, d_head = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(n_batch, n_seq, n_head * d_head)
+
+
+def block_forward(x, block, n_head):
+    a, ln_1 = layer_norm_forward(x, **block["ln_1"])
+    qkv, c_attn = linear_forward(a, **block["attn"]["c_attn"])  # [n_batch, n_seq, 3 n_embd]
+    q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
+    heads, attn = attention_forward(q, k, v)
+    out, c_proj = linear_forward(merge_heads(heads), **block["attn"]["c_proj"])
+    x = x + out
+    a2, ln_2 = layer_norm_forward(x, **block["ln_2"])
+    hidden, c_fc = linear_forward(a2, **block["mlp"]["c_fc"])  # [n_batch, n_seq, 4 n_embd]
+    activated, gelu = gelu_forward(hidden)
+    out2, mlp_proj = linear_forward(activated, **block["mlp"]["c_proj"])
+    cache = (ln_1, c_attn, attn, c_proj, ln_2, c_fc, gelu, mlp_proj, block, n_head)
+    return x + out2, cache
+
+
+def block_backward(dx, cache):
+    ln_1, c_attn, attn, c_proj, ln_2, c_fc, gelu, mlp_proj, block, n_head = cache
+    d_activated, g_mlp_proj = linear_backward(dx, mlp_proj, block["mlp"]["c_proj"]["w"])
+    d_hidden, g_fc = linear_backward(
+        gelu_backward(d_activated, gelu), c_fc, block["mlp"]["c_fc"]["w"]
+    )
+    d_a2, g_ln_2 = layer_norm_backward(d_hidden, ln_2)
+    dx = dx + d_a2
+    d_merged, g_c_proj = linear_backward(dx, c_proj, block["attn"]["c_proj"]["w"])
+    dq, dk, dv = attention_backward(split_heads(d_merged, n_head), attn)
+    d_qkv = np.concatenate([merge_heads(d) for d in (dq, dk, dv)], axis=-1)
+    d_a, g_c_attn = linear_backward(d_qkv, c_attn, block["attn"]["c_attn"]["w"])
+    d_x_ln1, g_ln_1 = layer_norm_backward(d_a, ln_1)
+    grads = {
+        "ln_1": g_ln_1,
+        "attn": {"c_attn": g_c_attn, "c_proj": g_c_proj},
+        "ln_2": g_ln_2,
+        "mlp": {"c_fc": g_fc, "c_proj": g_mlp_proj},
+    }
+    return dx + d_x_ln1, grads
+
+
+def loss_and_grads(params, n_head, inputs, targets, positions):
+    """Mean cross-entropy (nats per byte) and its gradient for every parameter.
+
+    inputs, targets [n_batch, n_seq]; positions [n_seq], the position ids of the columns.
+    """
+    n_vocab = params["wte"].shape[0]
+    x = params["wte"][inputs] + params["wpe"][positions]  # [n_batch, n_seq, n_embd]
+    caches = []
+    for block in params["h"]:
+        x, cache = block_forward(x, block, n_head)
+        caches.append(cache)
+    final, ln_f = layer_norm_forward(x, **params["ln_f"])
+    logits = final @ params["wte"].T  # [n_batch, n_seq, n_vocab]
+    logits -= logits.max(axis=-1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)
+    loss = -picked.mean()
+
+    d_logits = np.exp(log_probs).reshape(-1, n_vocab)  # softmax minus one-hot, per position
+    d_logits[np.arange(targets.size), targets.ravel()] -= 1
+    d_logits = d_logits.reshape(log_probs.shape) / targets.size
+    d_final = d_logits @ params["wte"]  # [n_batch, n_seq, n_embd]
+    n_embd = final.shape[-1]
+    d_wte = d_logits.reshape(-1, n_vocab).T @ final.reshape(-1, n_embd)  # tied head
+    dx, g_ln_f = layer_norm_backward(d_final, ln_f)
+    block_grads = []
+    for cache in reversed(caches):
+        dx, grads = block_backward(dx, cache)
+        block_grads.append(grads)
+    one_hot = np.zeros((inputs.size, n_vocab), dtype=dx.dtype)
+    one_hot[np.arange(inputs.size), inputs.ravel()] = 1
+    d_wte += one_hot.T @ dx.reshape(-1, n_embd)
+    d_wpe = np.zeros_like(params["wpe"])
+    d_wpe[positions] = dx.sum(axis=0)
+    grads = {"wte": d_wte, "wpe": d_wpe, "h": block_grads[::-1], "ln_f": g_ln_f}
+    return float(loss), grads
+
+
+# --- optimiser --------------------------------------------------------------------------
+
+
+def learning_rate(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up to cfg.lr, then a cosine down to cfg.lr * cfg.min_lr_ratio."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    cosine = 0.5 * (1 + np.cos(np.pi * progress))
+    return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * cosine)
+
+
+def adamw_step(flat_params, flat_grads, state, step, lr, cfg: TrainConfig):
+    """One AdamW update in place; returns the gradient norm before clipping."""
+    norm = float(
+        np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in flat_grads.values()))
+    )
+    clip = min(1.0, cfg.grad_clip / (norm + 1e-6))
+    beta1, beta2, eps = 0.9, 0.95, 1e-8
+    for name, param in flat_params.items():
+        grad = flat_grads[name] * clip
+        m, v = state["m"][name], state["v"][name]
+        m *= beta1
+        m += (1 - beta1) * grad
+        v *= beta2
+        v += (1 - beta2) * grad * grad
+        m_hat = m / (1 - beta1 ** (step + 1))
+        v_hat = v / (1 - beta2 ** (step + 1))
+        if param.ndim == 2:
+            param *= 1 - lr * cfg.weight_decay
+        param -= lr * m_hat / (np.sqrt(v_hat) + eps)
+    return norm
+
+
+# --- evaluation -------------------------------------------------------------------------
+
+
+def validation_bits_per_byte(params, cfg: TrainConfig, val: np.ndarray, n_rows: int = 16):
+    """Mean cross-entropy in bits per byte on fixed windows of the validation files."""
+    n_seq = min(cfg.n_ctx, 512)
+    starts = np.linspace(0, val.size - n_seq - 2, n_rows).astype(np.int64)
+    rows = np.stack([val[s : s + n_seq + 1] for s in starts]).astype(np.int64)
+    positions = np.arange(n_seq)
+    losses = [
+        loss_and_grads_forward_only(
+            params, cfg.n_head, rows[i : i + 4, :-1], rows[i : i + 4, 1:], positions
+        )
+        for i in range(0, n_rows, 4)
+    ]
+    return float(np.mean(losses) / np.log(2))
+
+
+def loss_and_grads_forward_only(params, n_head, inputs, targets, positions):
+    x = params["wte"][inputs] + params["wpe"][positions]
+    for block in params["h"]:
+        x, _ = block_forward(x, block, n_head)
+    final, _ = layer_norm_forward(x, **params["ln_f"])
+    logits = final @ params["wte"].T
+    logits -= logits.max(axis=-1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    return -np.take_along_axis(log_probs, targets[..., None], axis=-1).mean()
+
+
+def held_out_functions(val: np.ndarray, n: int = 8, max_len: int = 400) -> list[bytes]:
+    """Top-level functions from validation files, 120..max_len bytes: unseen in training."""
+    text = val.tobytes()
+    found = re.findall(rb"\ndef [^\n]*\n(?:(?:    [^\n]*|)\n)+", text)
+    found = [f[1:].rstrip(b"\n") + b"\n" for f in found if 120 <= len(f) <= max_len]
+    step = max(1, len(found) // n)
+    return found[::step][:n]
+
+
+def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
+    """Greedy bytes reproduced when a prompt starts to repeat a function it has just seen.
+
+    Prompt: the function, a blank line, and the function's first line. Counted: how many of
+    the remaining bytes greedy decoding reproduces before its first mistake.
+    """
+    from speclab.gpt import forward
+
+    copied, lengths = [], []
+    for function in functions:
+        first_line = function[: function.index(b"\n") + 1]
+        prompt = list(function + b"\n" + first_line)
+        rest = function[len(first_line) :]
+        if len(prompt) + len(rest) > config.n_ctx:
+            continue
+        cache = KVCache(config, dtype=params["wte"].dtype)
+        logits = forward(params, config, prompt, cache)
+        n_right = 0
+        for expected in rest:
+            token = int(np.argmax(logits[-1]))
+            if token != expected:
+                break
+            n_right += 1
+            logits = forward(params, config, [token], cache)
+        copied.append(n_right)
+        lengths.append(len(rest))
+    return {
+        "bytes_copied": copied,
+        "bytes_to_copy": lengths,
+        "fraction_copied": float(np.sum(copied) / max(1, np.sum(lengths))),
+        "functions_copied_whole": int(sum(c == n for c, n in zip(copied, lengths))),
+    }
+
+
+# --- the run: checkpoints, resume, export -------------------------------------------------
+
+
+def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
+    flat = flatten(params)
+    arrays = {f"param/{k}": v for k, v in flat.items()}
+    arrays |= {f"m/{k}": v for k, v in state["m"].items()} | {
+        f"v/{k}": v for k, v in state["v"].items()
+    }
+    record = {"step": step, "rng": rng.bit_generator.state, "config": asdict(cfg), "log": log}
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **arrays, record=np.array(json.dumps(record)))
+    tmp.replace(path)
+
+
+def load_checkpoint(path: Path, n_layer: int):
+    with np.load(path, allow_pickle=False) as archive:
+        record = json.loads(str(archive["record"]))
+        part = {key: {} for key in ("param", "m", "v")}
+        for name in archive.files:
+            if "/" in name:
+                kind, key = name.split("/", 1)
+                part[kind][key] = archive[name]
+    rng = np.random.default_rng()
+    rng.bit_generator.state = record["rng"]
+    state = {"m": part["m"], "v": part["v"]}
+    return unflatten(part["param"], n_layer), state, record["step"], rng, record["log"]
+
+
+def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes: float = 0,
+          progress: bool = True) -> dict:  # fmt: skip
+    """Train (or resume) in run_dir; write the weights to out. Returns the training record."""
+    from tqdm.auto import tqdm
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint = run_dir / "checkpoint.npz"
+    config = GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx)
+    corpus = load_corpus(cfg.max_corpus_bytes)
+    functions = held_out_functions(corpus["val"])
+    if checkpoint.exists():
+        params, state, step, rng, log = load_checkpoint(checkpoint, cfg.n_layer)
+        if {**log["config"], "steps": cfg.steps} != asdict(cfg):  # only steps may change
+            raise ValueError(f"{checkpoint} was made with another recipe; use a new --run-dir")
+        log["config"] = asdict(cfg)
+    else:
+        rng = np.random.default_rng(cfg.seed)
+        params = init_params(config, rng, dtype=np.float32)
+        state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
+        step, log = 0, {"config": asdict(cfg), "history": [], "seconds": 0.0}
+    flat_params = flatten(params)  # views into params: updates in place reach both
+    started = time.perf_counter()
+    seconds_before = log["seconds"]
+    bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="train", unit="step")
+    loss_ema = None
+    while step < cfg.steps:
+        long_row = cfg.long_every and step % cfg.long_every == cfg.long_every - 1
+        n_seq = cfg.n_ctx if long_row else min(cfg.n_seq, cfg.n_ctx)
+        n_batch = max(1, cfg.batch_tokens // n_seq)
+        inputs, targets = batch(corpus["train"], n_batch, n_seq, cfg.copy_fraction, rng)
+        offset = int(rng.integers(0, cfg.n_ctx - n_seq + 1))
+        positions = np.arange(offset, offset + n_seq)
+        loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions)
+        lr = learning_rate(step, cfg)
+        norm = adamw_step(flat_params, flatten(grads), state, step, lr, cfg)
+        step += 1
+        loss_ema = loss if loss_ema is None else 0.95 * loss_ema + 0.05 * loss
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss_ema:.3f}", lr=f"{lr:.1e}")
+        elapsed = seconds_before + time.perf_counter() - started
+        out_of_time = max_minutes and elapsed > max_minutes * 60
+        if step % cfg.val_every == 0 or step == cfg.steps or out_of_time:
+            entry = {
+                "step": step,
+                "seconds": round(elapsed, 1),
+                "train_loss_ema": round(loss_ema, 4),
+                "grad_norm": round(norm, 3),
+                "val_bits_per_byte": round(validation_bits_per_byte(params, cfg, corpus["val"]), 4),
+                "copy": copy_score(params, config, functions),
+            }
+            log["history"].append(entry)
+            log["seconds"] = elapsed
+            save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
+            bar.write(json.dumps({k: v for k, v in entry.items() if k != "copy"}
+                                 | {"copied": entry["copy"]["bytes_copied"]}))  # fmt: skip
+            if out is not None:
+                export(params, config, cfg, corpus["record"], log, out)
+        if out_of_time:
+            break
+    bar.close()
+    return log
+
+
+def export(params, config, cfg, corpus_record, log, out: Path):
+    last = log["history"][-1] if log["history"] else {}
+    meta = {
+        "recipe": asdict(cfg),
+        "corpus": corpus_record | {"licence": "PSF License (Python standard library source)"},
+        "trained_steps": last.get("step", 0),
+        "training_seconds": round(log["seconds"], 1),
+        "val_bits_per_byte": last.get("val_bits_per_byte"),
+        "copy": last.get("copy"),
+        "history": [{k: v for k, v in e.items() if k != "copy"} for e in log["history"]],
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "command": "speclab train " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else "",
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save(out, params, config, meta)
+
+
+# --- command line -------------------------------------------------------------------------
+
+
+def add_arguments(parser):
+    parser.add_argument("recipe", choices=sorted(RECIPES), help="which model to train")
+    parser.add_argument("--run-dir", type=Path, default=None,
+                        help="checkpoint folder (default runs/RECIPE); an existing one resumes")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=None,
+                        help="weights file to write at every checkpoint (default: none)")  # fmt: skip
+    parser.add_argument("--steps", type=int, default=None, help="override the recipe's steps")
+    parser.add_argument(
+        "--max-minutes", type=float, default=0, help="stop (with a checkpoint) after this long"
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="the tiny recipe, a few steps (for tests)"
+    )
+
+
+def run(args) -> int:
+    name = "smoke" if args.smoke else args.recipe
+    cfg = RECIPES[name]
+    if args.steps is not None:
+        if args.steps < 1:
+            print("speclab train: --steps must be at least 1", file=sys.stderr)
+            return 2
+        cfg = TrainConfig(**(asdict(cfg) | {"steps": args.steps}))
+    run_dir = args.run_dir or Path("runs") / name
+    try:
+        log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes)
+    except (ValueError, OSError) as error:
+        print(f"speclab train: {error}", file=sys.stderr)
+        return 1
+    last = log["history"][-1] if log["history"] else {}
+    print(f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
+          f"validation {last.get('val_bits_per_byte')} bits/byte")  # fmt: skip
+    return 0

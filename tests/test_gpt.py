@@ -1,0 +1,126 @@
+"""The forward pass, checked against independent oracles rather than its own output."""
+
+import numpy as np
+import pytest
+
+from speclab.gpt import GPTConfig, forward, gelu, layer_norm, softmax
+from speclab.kv_cache import KVCache
+
+
+def naive_forward(params, config, tokens):
+    """A second, deliberately plain implementation: loops over positions and heads."""
+    n_seq, n_embd, n_head = len(tokens), config.n_embd, config.n_head
+    d_head = n_embd // n_head
+
+    def ln(x, g, b):
+        return g * (x - x.mean()) / np.sqrt(((x - x.mean()) ** 2).mean() + 1e-5) + b
+
+    x = np.array([params["wte"][t] + params["wpe"][i] for i, t in enumerate(tokens)])
+    for block in params["h"]:
+        a = np.array([ln(row, **block["ln_1"]) for row in x])
+        qkv = a @ block["attn"]["c_attn"]["w"] + block["attn"]["c_attn"]["b"]
+        q, k, v = qkv[:, :n_embd], qkv[:, n_embd : 2 * n_embd], qkv[:, 2 * n_embd :]
+        out = np.zeros((n_seq, n_embd))
+        for h in range(n_head):
+            cols = slice(h * d_head, (h + 1) * d_head)
+            for i in range(n_seq):
+                scores = np.array([q[i, cols] @ k[j, cols] for j in range(i + 1)]) / np.sqrt(d_head)
+                weights = np.exp(scores - scores.max())
+                weights /= weights.sum()
+                out[i, cols] = weights @ v[: i + 1, cols]
+        x = x + out @ block["attn"]["c_proj"]["w"] + block["attn"]["c_proj"]["b"]
+        a = np.array([ln(row, **block["ln_2"]) for row in x])
+        hidden = a @ block["mlp"]["c_fc"]["w"] + block["mlp"]["c_fc"]["b"]
+        hidden = 0.5 * hidden * (1 + np.tanh(np.sqrt(2 / np.pi) * (hidden + 0.044715 * hidden**3)))
+        x = x + hidden @ block["mlp"]["c_proj"]["w"] + block["mlp"]["c_proj"]["b"]
+    x = np.array([ln(row, **params["ln_f"]) for row in x])
+    return x @ params["wte"].T
+
+
+def test_matches_naive_implementation(tiny_model):
+    tokens = list(np.random.default_rng(1).integers(0, 256, 12))
+    logits = forward(tiny_model.params, tiny_model.config, tokens)
+    assert logits.shape == (12, 256)
+    np.testing.assert_allclose(
+        logits, naive_forward(tiny_model.params, tiny_model.config, tokens), atol=1e-10
+    )
+
+
+def test_causal_future_does_not_change_past(tiny_model):
+    rng = np.random.default_rng(2)
+    tokens = list(rng.integers(0, 256, 20))
+    other = tokens[:10] + list(rng.integers(0, 256, 10))
+    a = forward(tiny_model.params, tiny_model.config, tokens)
+    b = forward(tiny_model.params, tiny_model.config, other)
+    np.testing.assert_allclose(a[:10], b[:10], atol=1e-12)
+
+
+def test_cached_one_at_a_time_equals_uncached(tiny_model):
+    """Tolerance 1e-10: float64 rounding differs between a 1-row and an n-row product by ~1e-16
+    per operation; a few hundred operations deep that stays far below 1e-10."""
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(1, tiny_model.config.n_ctx + 1))
+        tokens = list(rng.integers(0, 256, n))
+        full = forward(tiny_model.params, tiny_model.config, tokens)
+        cache = KVCache(tiny_model.config)
+        steps = np.concatenate(
+            [forward(tiny_model.params, tiny_model.config, [t], cache) for t in tokens]
+        )
+        assert len(cache) == n
+        np.testing.assert_allclose(steps, full, atol=1e-10)
+        assert np.array_equal(steps.argmax(-1), full.argmax(-1))
+
+
+def test_verify_n_at_once_equals_n_single_steps(tiny_model):
+    rng = np.random.default_rng(4)
+    prefix, new = list(rng.integers(0, 256, 30)), list(rng.integers(0, 256, 6))
+    batched_cache, single_cache = KVCache(tiny_model.config), KVCache(tiny_model.config)
+    forward(tiny_model.params, tiny_model.config, prefix, batched_cache)
+    forward(tiny_model.params, tiny_model.config, prefix, single_cache)
+    at_once = forward(tiny_model.params, tiny_model.config, new, batched_cache)
+    singles = np.concatenate(
+        [forward(tiny_model.params, tiny_model.config, [t], single_cache) for t in new]
+    )
+    np.testing.assert_allclose(at_once, singles, atol=1e-10)
+
+
+def test_truncate_then_reappend_equals_never_appended(tiny_model):
+    rng = np.random.default_rng(5)
+    tokens, wrong = list(rng.integers(0, 256, 20)), list(rng.integers(0, 256, 5))
+    cache = KVCache(tiny_model.config)
+    forward(tiny_model.params, tiny_model.config, tokens[:15], cache)
+    forward(tiny_model.params, tiny_model.config, wrong, cache)
+    cache.truncate(15)
+    after = forward(tiny_model.params, tiny_model.config, tokens[15:], cache)
+    full = forward(tiny_model.params, tiny_model.config, tokens)
+    np.testing.assert_allclose(after, full[15:], atol=1e-10)
+
+
+def test_context_window_is_a_clear_error(tiny_model):
+    with pytest.raises(ValueError, match="context window"):
+        forward(tiny_model.params, tiny_model.config, [1] * 65)
+    cache = KVCache(tiny_model.config)
+    forward(tiny_model.params, tiny_model.config, [1] * 60, cache)
+    with pytest.raises(ValueError, match="context window"):
+        forward(tiny_model.params, tiny_model.config, [1] * 5, cache)
+    assert len(cache) == 60  # nothing appended by the failed call
+    with pytest.raises(ValueError, match="at least one"):
+        forward(tiny_model.params, tiny_model.config, [])
+
+
+def test_small_functions():
+    x = np.array([[1.0, 2.0, 3.0]])
+    np.testing.assert_allclose(softmax(x).sum(), 1.0)
+    y = layer_norm(x, np.ones(3), np.zeros(3))
+    np.testing.assert_allclose(y.mean(), 0, atol=1e-12)
+    np.testing.assert_allclose(y.std(), 1, atol=1e-4)
+    assert gelu(np.array(0.0)) == 0
+    np.testing.assert_allclose(gelu(np.array(10.0)), 10.0)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="divisible"):
+        GPTConfig(n_layer=1, n_head=3, n_embd=8, n_ctx=4)
+    with pytest.raises(ValueError, match="positive integer"):
+        GPTConfig(n_layer=0, n_head=1, n_embd=8, n_ctx=4)

@@ -1,0 +1,139 @@
+"""The hand-written backward passes against finite differences (float64), and the training
+forward against speclab.gpt.forward (two independent implementations of the same model)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from speclab.gpt import GPTConfig, forward
+from speclab.train import (
+    RECIPES,
+    TrainConfig,
+    copy_document,
+    learning_rate,
+    loss_and_grads,
+    loss_and_grads_forward_only,
+    small_edit,
+)
+from speclab.weights import flatten, init_params, load
+
+CONFIG = GPTConfig(n_layer=2, n_head=2, n_embd=8, n_ctx=16)
+
+
+def perturbed_params(seed=0):
+    rng = np.random.default_rng(seed)
+    params = init_params(CONFIG, rng, dtype=np.float64)
+    for value in flatten(params).values():
+        value += rng.standard_normal(value.shape) * 0.3  # away from the symmetric start
+    return params, rng
+
+
+def test_gradients_match_finite_differences():
+    params, rng = perturbed_params()
+    inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
+    positions = np.arange(3, 9)
+    _, grads = loss_and_grads(params, CONFIG.n_head, inputs, targets, positions)
+    flat_params, flat_grads = flatten(params), flatten(grads)
+    for name, value in flat_params.items():
+        indices = [tuple(int(rng.integers(0, s)) for s in value.shape) for _ in range(4)]
+        if name == "wte":
+            indices += [(int(inputs[0, 0]), 1), (int(targets[1, 2]), 0)]
+        for index in indices:
+            old = value[index]
+            value[index] = old + 1e-6
+            plus = loss_and_grads_forward_only(params, CONFIG.n_head, inputs, targets, positions)
+            value[index] = old - 1e-6
+            minus = loss_and_grads_forward_only(params, CONFIG.n_head, inputs, targets, positions)
+            value[index] = old
+            numeric = (plus - minus) / 2e-6
+            # key biases have an exactly zero gradient (softmax ignores a shift), so compare absolutely too
+            assert abs(numeric - flat_grads[name][index]) <= 1e-6 * max(1.0, abs(numeric)), name
+
+
+def test_training_forward_equals_inference_forward():
+    params, rng = perturbed_params(1)
+    tokens = rng.integers(0, 256, (1, 10))
+    targets = rng.integers(0, 256, (1, 10))
+    logits = forward(params, CONFIG, tokens[0])
+    log_probs = (
+        logits
+        - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True))
+        - logits.max(-1, keepdims=True)
+    )
+    expected = -log_probs[np.arange(10), targets[0]].mean()
+    got = loss_and_grads_forward_only(params, CONFIG.n_head, tokens, targets, np.arange(10))
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+def test_schedule_warms_up_and_decays():
+    cfg = TrainConfig(steps=100, warmup=10, lr=1.0, min_lr_ratio=0.1)
+    assert learning_rate(0, cfg) == pytest.approx(0.1)
+    assert learning_rate(9, cfg) == pytest.approx(1.0)
+    assert learning_rate(100, cfg) == pytest.approx(0.1)
+    assert learning_rate(50, cfg) < learning_rate(20, cfg)
+
+
+def test_copy_documents_repeat_their_snippet():
+    rng = np.random.default_rng(0)
+    text = np.frombuffer(b"def f(alpha, beta):\n    return alpha + beta\n" * 50, dtype=np.uint8)
+    edited = small_edit(b"total = total + value\n", np.random.default_rng(1))
+    assert edited != b"total = total + value\n"
+    for _ in range(20):
+        document = copy_document(text, rng, max_len=120)
+        assert len(document) > 30
+
+
+def test_smoke_run_trains_resumes_and_exports(tmp_path):
+    run_dir, out = tmp_path / "run", tmp_path / "smoke.npz"
+    command = [
+        sys.executable,
+        "-m",
+        "speclab",
+        "train",
+        "smoke",
+        "--smoke",
+        "--run-dir",
+        str(run_dir),
+        "--out",
+        str(out),
+    ]
+    subprocess.run(
+        command + ["--steps", "3"],
+        check=True,
+        capture_output=True,
+        env={"TQDM_DISABLE": "1", **__import__("os").environ},
+    )
+    first = load(out)
+    assert first.meta["trained_steps"] == 3
+    subprocess.run(command, check=True, capture_output=True)
+    model = load(out)
+    assert model.meta["trained_steps"] == RECIPES["smoke"].steps
+    assert model.config.n_embd == RECIPES["smoke"].n_embd
+    assert model.meta["corpus"]["sha256"] and model.meta["val_bits_per_byte"] > 0
+    history = model.meta["history"]
+    assert [entry["step"] for entry in history] == [3, 6]  # the second run resumed at 3
+
+
+def test_resume_with_another_recipe_is_a_clear_error(tmp_path):
+    run_dir = tmp_path / "run"
+    base = [sys.executable, "-m", "speclab", "train", "smoke", "--smoke", "--run-dir", str(run_dir)]
+    subprocess.run(base + ["--steps", "2"], check=True, capture_output=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "speclab",
+            "train",
+            "draft",
+            "--run-dir",
+            str(run_dir),
+            "--steps",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    assert "another recipe" in result.stderr and "Traceback" not in result.stderr
