@@ -410,7 +410,7 @@ def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
         "bytes_copied": copied,
         "bytes_to_copy": lengths,
         "fraction_copied": float(np.sum(copied) / max(1, np.sum(lengths))),
-        "functions_copied_whole": int(sum(c == n for c, n in zip(copied, lengths))),
+        "functions_copied_whole": int(sum(c == n for c, n in zip(copied, lengths, strict=True))),
     }
 
 
