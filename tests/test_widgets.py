@@ -1,0 +1,150 @@
+"""Headless tests of the lesson widgets: set a value, check what is shown changes with it.
+
+ipywidgets swallows exceptions raised in callbacks when run in a notebook, so the
+callbacks are tested here directly.
+"""
+
+import re
+
+import pytest
+
+from speclab.counting import expected_speedup, expected_tokens_per_round
+from speclab.figures import CROSS, TICK
+from speclab.widgets import PathExplorer, QuizGame, SpeedupExplorer
+
+PNG_MAGIC = b"\x89PNG"
+
+
+def figure_texts(fig) -> list[str]:
+    import matplotlib.text
+
+    return [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+
+
+def test_quiz_default_round():
+    game = QuizGame()
+    assert game.accepted == 2
+    assert "You advance 3 squares" in game.text.value
+    assert game.text.value.count(TICK) == 2 and game.text.value.count(CROSS) == 1
+    assert "dropped: Q4" in game.text.value
+    assert game.picture.value[:4] == PNG_MAGIC
+
+
+def test_quiz_typing_changes_what_is_shown():
+    game = QuizGame()
+    before_text, before_png = game.text.value, game.picture.value
+    game.answers[2].value = " 6 "  # stray spaces do not matter
+    assert game.accepted == 4
+    assert game.text.value != before_text
+    assert "You advance 5 squares" in game.text.value
+    assert "bonus" in game.text.value and "120" in game.text.value
+    assert game.picture.value != before_png
+    assert figure_texts(game.figure).count(TICK) == 4
+
+
+def test_quiz_first_answer_wrong_still_advances_one():
+    game = QuizGame()
+    game.answers[0].value = "6"
+    assert game.accepted == 0
+    assert "You advance 1 square<" in game.text.value
+    assert "(host: 8)" in game.text.value
+
+
+def test_quiz_later_right_answers_do_not_help():
+    game = QuizGame(answers=("8", "50", "6", "90"))
+    assert game.accepted == 1
+    assert "dropped: Q3 6" in game.text.value and "dropped: Q4 90" in game.text.value
+
+
+def test_quiz_escapes_what_is_typed():
+    game = QuizGame()
+    game.answers[0].value = "<b>8"
+    assert "<b>8" not in game.text.value
+    assert "&lt;b&gt;8" in game.text.value
+
+
+def test_quiz_needs_a_free_square():
+    with pytest.raises(ValueError, match="free square"):
+        QuizGame(answers=("1", "2"), questions=("a", "b"), answer_key=("1", "2"))
+
+
+def test_path_explorer_table_rows():
+    explorer = PathExplorer()
+    rows = [
+        ("", "ABX", "AB", "C", "ABC"),
+        ("", "ABC", "ABC", "D", "ABCD"),
+        ("", "XBC", "none", "A", "A"),
+        ("ABCD", "EFG", "EFG", "nothing", "ABCDEFG"),
+    ]
+    for prefix, guess, accepted, added, output in rows:
+        explorer.prefix.value = prefix
+        explorer.guess.value = guess
+        shown = explorer.text.value
+        assert f"accepted: <b>{accepted}</b>" in shown
+        assert f"added by the target: <b>{added}" in shown
+        assert f"new output: <b>{output}</b>" in shown
+        assert explorer.figure is not None
+        assert explorer.picture.value[:4] == PNG_MAGIC
+
+
+@pytest.mark.parametrize(
+    ("prefix", "guess", "phrase"),
+    [
+        ("", "", "empty"),
+        ("", "abx", "use capitals"),
+        ("", "A1", "only capital letters"),
+        ("ABD", "E", "not a prefix"),
+        ("ABCDEFG", "A", "whole path"),
+        ("ABCD", "EFGH", "only 3 remain"),
+    ],
+)
+def test_path_explorer_shows_each_error(prefix, guess, phrase):
+    explorer = PathExplorer()
+    explorer.prefix.value = prefix
+    explorer.guess.value = guess
+    assert "invalid" in explorer.text.value
+    assert phrase in explorer.text.value
+    assert explorer.figure is None and bytes(explorer.picture.value) == b""
+    explorer.prefix.value, explorer.guess.value = "", "ABX"  # recovers
+    assert "new output: <b>ABC</b>" in explorer.text.value
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"\d+\.\d+", text)]
+
+
+def test_speedup_explorer_follows_its_sliders():
+    explorer = SpeedupExplorer(alpha=0.8, k=4, c=0.05)
+    assert f"{expected_tokens_per_round(0.8, 4):.3f}" in explorer.text.value
+    assert f"{expected_speedup(0.8, 4, 0.05):.2f}" in explorer.text.value
+    before_png = explorer.picture.value
+    explorer.alpha.value = 0.3
+    assert f"<b>{expected_tokens_per_round(0.3, 4):.3f}</b>" in explorer.text.value
+    assert explorer.picture.value != before_png
+    explorer.k.value = 7
+    assert f"<b>{expected_tokens_per_round(0.3, 7):.3f}</b>" in explorer.text.value
+    assert "k = 7" in " ".join(figure_texts(explorer.figure))
+    explorer.c.value = 0.5
+    assert f"{expected_speedup(0.3, 7, 0.5):.2f}" in explorer.text.value
+    assert "slower than greedy" in explorer.text.value
+
+
+def test_speedup_explorer_monte_carlo_agrees_with_formula():
+    explorer = SpeedupExplorer()
+    for alpha in (0.0, 0.35, 0.6, 0.9, 1.0):
+        explorer.alpha.value = alpha
+        mean, standard_error = explorer.simulate()
+        formula = expected_tokens_per_round(alpha, explorer.k.value)
+        assert abs(mean - formula) <= 5 * standard_error + 1e-12
+        assert f"<b>{mean:.3f} \u00b1 {standard_error:.3f}</b>" in explorer.text.value
+
+
+def test_speedup_explorer_is_seeded():
+    first, second = SpeedupExplorer(alpha=0.7), SpeedupExplorer(alpha=0.7)
+    assert first.text.value == second.text.value
+
+
+def test_widgets_have_a_notebook_display():
+    for holder in (QuizGame(), PathExplorer(), SpeedupExplorer()):
+        bundle = holder._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle
