@@ -83,6 +83,11 @@ def _cell(ax, x: float, y: float, text: str, face: str, hatch: str | None = None
     )
 
 
+def _dropped_label(ax, first_x: float, last_x: float, y: float) -> None:
+    """One word under a run of dropped cells (hatching says it too)."""
+    ax.text((first_x + last_x) / 2, y, "dropped", ha="center", va="center", fontsize=14)
+
+
 def _blank_axes(ax, left: float, width: float, height: float) -> None:
     """An axes in cell units, from x = left (room for row labels) to width."""
     ax.set_xlim(left, width)
@@ -129,10 +134,12 @@ def check_row_figure(
             elif i == m:
                 role, mark = "rejected", CROSS
             else:
-                role, mark = "dropped", "dropped"
+                role, mark = "dropped", ""
             hatch = "//" if role == "dropped" else None
             _cell(ax, x, 1.3, symbol, ROLE_COLOURS[role], hatch=hatch, fontsize=cell_font)
-            ax.text(x, 0.65, mark, ha="center", va="center", fontsize=22 if i <= m else 13)
+            ax.text(x, 0.65, mark, ha="center", va="center", fontsize=22)
+        if m + 1 < k:
+            _dropped_label(ax, n_prefix + m + 1, n_prefix + k - 1, 0.65)
         output = [(s, "prefix") for s in prefix] + [(s, "accepted") for s in draft[:m]]
         output += [(s, "target") for s in added]
         for x, (symbol, role) in enumerate(output):
@@ -185,7 +192,7 @@ def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
             elif i == m:
                 face, mark, hatch = ROLE_COLOURS["rejected"], CROSS, None
             else:
-                face, mark, hatch = ROLE_COLOURS["dropped"], "dropped", "//"
+                face, mark, hatch = ROLE_COLOURS["dropped"], "", "//"
             _cell(ax, i, rows["accept"], f"d{i + 1}", face, hatch=hatch, fontsize=18)
             ax.text(
                 i,
@@ -193,8 +200,10 @@ def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
                 mark,
                 ha="center",
                 va="center",
-                fontsize=22 if i <= m else 13,
+                fontsize=22,
             )
+        if m + 1 < k:
+            _dropped_label(ax, m + 1, k - 1, rows["accept"] - 0.68)
         new_x = k + 1.3
         ax.text(
             new_x - 0.5, rows["accept"] + 0.75, "output += ", ha="left", va="center", fontsize=15
