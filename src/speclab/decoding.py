@@ -1,0 +1,218 @@
+"""Greedy decoding and speculative (draft + verify) greedy decoding (lessons 05 and 06).
+
+`greedy_decode` is the reference: one target forward per new token, with a KV cache.
+`speculative_decode` is the algorithm of Leviathan et al. 2023 and Chen et al. 2023 in its
+greedy form, as the source text writes it: each round the drafter proposes up to k tokens,
+the target scores them all in ONE forward, the same `accept` function as lesson 02 gives
+the accepted prefix length m, the first m drafts are kept and the target's own token is
+appended at the break (or as a bonus after a full accept), and the KV cache is rolled back
+past the rejected positions.
+
+Each round feeds the target [last token, draft_1 .. draft_k]: k + 1 positions, whose
+logits give the target's choice after the last token and after every draft. Without
+drafts the same round is one plain greedy step, so both decoders share `_run`.
+
+Both return a `DecodeResult` (the new tokens, and per round what was drafted, accepted and
+appended, with forward counts and times) that notebooks, the CLI, the benchmark and the
+tests all read. Equality with greedy decoding rests on float64 inference (see speclab.gpt).
+
+Left out: sampling (see speclab.sampling), batching several prompts, tree drafts.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from speclab.acceptance import accept
+from speclab.adaptive import AdaptiveK, FixedK
+from speclab.gpt import forward
+from speclab.kv_cache import KVCache
+from speclab.tokenizer import as_token_list, encode
+
+
+@dataclass
+class Round:
+    drafted: list[int]  # what the drafter proposed (may be empty: a plain step)
+    accepted: int  # m: how many of the drafts the target agreed with
+    appended: int  # the target's own token after them (a correction, or the bonus)
+    draft_seconds: float = 0.0
+    verify_seconds: float = 0.0
+
+    @property
+    def new_tokens(self) -> list[int]:
+        return self.drafted[: self.accepted] + [self.appended]
+
+
+@dataclass
+class DecodeResult:
+    prompt_tokens: list[int]
+    tokens: list[int] = field(default_factory=list)  # the new tokens only
+    rounds: list[Round] = field(default_factory=list)
+    target_forwards: int = 0  # decoding forwards (the prompt's prefill not counted)
+    draft_forwards: int = 0  # forward calls of a model drafter (0 for lookup)
+    prefill_seconds: float = 0.0
+    seconds: float = 0.0  # wall-clock time of the whole call
+    stop_reason: str = "max_new_tokens"  # or "stop"
+    method: str = "greedy"
+
+    @property
+    def draft_seconds(self) -> float:
+        return sum(r.draft_seconds for r in self.rounds)
+
+    @property
+    def verify_seconds(self) -> float:
+        return sum(r.verify_seconds for r in self.rounds)
+
+    @property
+    def tokens_per_target_forward(self) -> float:
+        return len(self.tokens) / max(1, self.target_forwards)
+
+    @property
+    def drafted_count(self) -> int:
+        return sum(len(r.drafted) for r in self.rounds)
+
+    @property
+    def accepted_count(self) -> int:
+        return sum(r.accepted for r in self.rounds)
+
+    @property
+    def accepted_over_drafted(self) -> float:
+        """vLLM's "draft acceptance rate": accepted drafts / drafted tokens."""
+        return self.accepted_count / self.drafted_count if self.drafted_count else float("nan")
+
+    @property
+    def mean_accepted_length(self) -> float:
+        """Mean tokens gained per round (accepted + the target's own), as engines report it."""
+        return len(self.tokens) / len(self.rounds) if self.rounds else float("nan")
+
+    def acceptance_per_position(self, k: int | None = None) -> list[float]:
+        """For draft position i (1-based): P(accepted | position i was drafted and reached)."""
+        k = k or max((len(r.drafted) for r in self.rounds), default=0)
+        rates = []
+        for i in range(k):
+            reached = [r for r in self.rounds if len(r.drafted) > i and r.accepted >= i]
+            rates.append(
+                sum(r.accepted > i for r in reached) / len(reached) if reached else float("nan")
+            )
+        return rates
+
+
+def _check_int(value, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+    return int(value)
+
+
+def _stop_sequences(stop) -> list[list[int]]:
+    if stop is None:
+        return []
+    if isinstance(stop, (str, bytes)) or (stop and isinstance(stop[0], (int, np.integer))):
+        stop = [stop]
+    sequences = []
+    for item in stop:
+        tokens = encode(item) if isinstance(item, str) else as_token_list(item, "stop")
+        if not tokens:
+            raise ValueError("a stop sequence must not be empty")
+        sequences.append(tokens)
+    return sequences
+
+
+def _first_stop_end(output: list[int], stops: list[list[int]], searched: int) -> int | None:
+    """End index of the earliest stop sequence ending after position `searched` of output."""
+    best = None
+    for seq in stops:
+        for end in range(max(searched + 1, len(seq)), len(output) + 1):
+            if output[end - len(seq) : end] == seq:
+                best = end if best is None else min(best, end)
+                break
+    return best
+
+
+def _prepare(model, prompt_tokens, max_new_tokens):
+    prompt = as_token_list(prompt_tokens, "prompt_tokens")
+    if not prompt:
+        raise ValueError("the prompt must hold at least one token")
+    max_new_tokens = _check_int(max_new_tokens, "max_new_tokens", 0)
+    n_ctx = model.config.n_ctx
+    if len(prompt) + max_new_tokens > n_ctx:
+        raise ValueError(
+            f"prompt ({len(prompt)} tokens) + max_new_tokens ({max_new_tokens}) exceeds the "
+            f"context window of {n_ctx} tokens"
+        )
+    return prompt, max_new_tokens
+
+
+def _run(model, prompt, max_new_tokens, drafter, policy, stop, method) -> DecodeResult:
+    started = time.perf_counter()
+    result = DecodeResult(prompt_tokens=prompt, method=method)
+    stops = _stop_sequences(stop)
+    cache = KVCache(model.config, dtype=model.params["wte"].dtype)
+    if len(prompt) > 1:  # the cache holds everything but the last token, which each round feeds
+        forward(model.params, model.config, prompt[:-1], cache)
+    result.prefill_seconds = time.perf_counter() - started
+    draft_forwards_before = getattr(drafter, "forwards", 0)
+    output: list[int] = []
+    last = prompt[-1]
+    while len(output) < max_new_tokens:
+        remaining = max_new_tokens - len(output)
+        t0 = time.perf_counter()
+        drafts = []
+        if drafter is not None and remaining > 1:
+            k = min(policy.next_k(), remaining - 1)  # never draft past max_new_tokens
+            drafts = as_token_list(drafter.propose(prompt + output, k), "drafter output")
+            if len(drafts) > k:
+                raise ValueError(f"the drafter proposed {len(drafts)} tokens when asked for {k}")
+        t1 = time.perf_counter()
+        n_cached = len(cache)
+        logits = forward(model.params, model.config, [last] + drafts, cache)  # [k + 1, n_vocab]
+        chosen = np.argmax(logits, axis=-1).tolist()  # the target's pick after each position
+        m = accept(drafts, chosen[:-1]) if drafts else 0
+        cache.truncate(n_cached + 1 + m)  # keep `last` and the accepted drafts
+        result.target_forwards += 1
+        round_ = Round(drafts, m, chosen[m], t1 - t0, time.perf_counter() - t1)
+        result.rounds.append(round_)
+        if drafter is not None and drafts is not None:
+            policy.update(len(drafts), m)
+        searched = len(output)
+        output += round_.new_tokens
+        last = output[-1]
+        end = _first_stop_end(output, stops, searched) if stops else None
+        if end is not None:
+            del output[end:]
+            result.stop_reason = "stop"
+            break
+    result.tokens = output
+    result.draft_forwards = getattr(drafter, "forwards", 0) - draft_forwards_before
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def greedy_decode(model, prompt_tokens, max_new_tokens, stop=None) -> DecodeResult:
+    """Plain greedy decoding with a KV cache: one target forward per new token.
+
+    stop: a string, a token list, or a list of either; decoding ends right after the first
+    occurrence in the output (which keeps it).
+    """
+    prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
+    return _run(model, prompt, max_new_tokens, None, None, stop, "greedy")
+
+
+def speculative_decode(
+    model, drafter, prompt_tokens, max_new_tokens, k, adaptive=True, stop=None, policy=None
+) -> DecodeResult:
+    """Draft up to k tokens per round, verify them in one forward; same tokens as greedy.
+
+    adaptive=True: k is the most drafts per round and `AdaptiveK` picks each round's k;
+    adaptive=False: always k. A custom `policy` (with next_k() and update(drafted, accepted))
+    overrides both.
+    """
+    prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
+    k = _check_int(k, "k", 1)
+    if drafter is None or not callable(getattr(drafter, "propose", None)):
+        raise TypeError("drafter must have a propose(tokens, k) method")
+    if policy is None:
+        policy = AdaptiveK(k) if adaptive else FixedK(k)
+    return _run(model, prompt, max_new_tokens, drafter, policy, stop, "speculative")

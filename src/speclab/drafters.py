@@ -1,0 +1,140 @@
+"""Drafters: cheap guessers that propose the next few tokens (lessons 05–07).
+
+A drafter has one method, `propose(tokens, k) -> list[int]`: given the whole accepted
+sequence so far (prompt + output), up to k guesses for what comes next (maybe none).
+A drafter with state brings itself in step with `tokens` on every call, so a decoder never
+tells it about rollbacks: it only ever shows the drafter the accepted text.
+
+- `PromptLookupDrafter`: the source's "look back in the history" (prompt lookup decoding,
+  Saxena 2023; Hugging Face's `prompt_lookup_num_tokens`, vLLM's n-gram speculator,
+  llama.cpp's lookup decoding). Take the last n tokens, find the same n-gram earlier, and
+  propose what followed it; n runs from max_ngram down to min_ngram; no match, no draft.
+- `ModelDrafter`: a smaller language model decoding greedily with its own KV cache.
+
+Left out: tree drafts (several candidate continuations at once), and drafters that learn
+while decoding.
+"""
+
+import numpy as np
+
+from speclab.gpt import forward
+from speclab.kv_cache import KVCache
+from speclab.tokenizer import as_token_list
+
+
+def _check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an integer, got {k!r}")
+    if k < 0:
+        raise ValueError(f"k must be at least 0, got {k}")
+    return int(k)
+
+
+def common_prefix_length(a: list[int], b: list[int]) -> int:
+    """How many leading tokens two sequences share (fast when one extends the other)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    mismatch = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(mismatch[0])
+
+
+class PromptLookupDrafter:
+    """Propose the continuation of the most recent earlier occurrence of the last n tokens.
+
+    Which match: the most recent one. When a text is being copied or edited, the latest
+    occurrence of a phrase is usually the passage being copied from (and a repeating
+    pattern continues from its last repetition); Hugging Face picks the earliest instead.
+
+    Cost: an index from each n-gram to the position that followed its latest occurrence,
+    updated once per new token (O(max_ngram) work), so a proposal is a dictionary look-up
+    whatever the length of the text, not a rescan of the history.
+    """
+
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
+        for name, value in (("max_ngram", max_ngram), ("min_ngram", min_ngram)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if min_ngram > max_ngram:
+            raise ValueError(f"min_ngram {min_ngram} is larger than max_ngram {max_ngram}")
+        self.max_ngram, self.min_ngram = int(max_ngram), int(min_ngram)
+        self.name = f"lookup (n = {self.max_ngram}..{self.min_ngram})"
+        self.reset()
+
+    def reset(self):
+        self._tokens: list[int] = []
+        # n -> {n-gram: index of the token that followed its latest occurrence}
+        self._index: dict[int, dict[tuple, int]] = {
+            n: {} for n in range(self.min_ngram, self.max_ngram + 1)
+        }
+
+    def _sync(self, tokens: list[int]):
+        """Index every n-gram that has a known follower; rebuild after a rollback."""
+        if common_prefix_length(self._tokens, tokens) < len(self._tokens):
+            self.reset()  # the text changed under us: index it again from the start
+        start = max(0, len(self._tokens) - 1)
+        self._tokens = tokens
+        for end in range(start, len(tokens) - 1):  # n-grams ending at `end`, followed by end + 1
+            for n, index in self._index.items():
+                if end + 1 >= n:
+                    index[tuple(tokens[end + 1 - n : end + 1])] = end + 1
+
+    def propose(self, tokens, k) -> list[int]:
+        k = _check_k(k)
+        tokens = as_token_list(tokens)
+        self._sync(list(tokens))
+        if k == 0:
+            return []
+        for n in range(self.max_ngram, self.min_ngram - 1, -1):
+            if len(tokens) < n + 1:
+                continue
+            follower = self._index[n].get(tuple(tokens[-n:]))
+            if follower is not None:
+                return tokens[follower : follower + k]
+        return []
+
+
+class ModelDrafter:
+    """A small language model as drafter: k greedy steps with its own KV cache.
+
+    Its cache is kept in step with the accepted text on every call: positions past the
+    common prefix with the last text it saw are dropped (the rollback) and the new
+    accepted tokens are fed in one forward. `forwards` counts its forward calls.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.name = f"model ({model.name or 'draft'})"
+        self.forwards = 0
+        self.reset()
+
+    def reset(self):
+        self.cache = KVCache(self.model.config, dtype=self.model.params["wte"].dtype)
+        self._fed: list[int] = []  # the tokens whose keys and values are in the cache
+
+    def _catch_up(self, tokens: list[int]):
+        """Logits [n_vocab] for the position after `tokens`, reusing the cache."""
+        keep = min(common_prefix_length(self._fed, tokens), len(tokens) - 1)
+        self.cache.truncate(keep)
+        self._fed = tokens[:keep]
+        logits = forward(self.model.params, self.model.config, tokens[keep:], self.cache)
+        self.forwards += 1
+        self._fed = list(tokens)
+        return logits[-1]
+
+    def propose(self, tokens, k) -> list[int]:
+        k = _check_k(k)
+        tokens = as_token_list(tokens)
+        if k == 0 or not tokens:
+            return []
+        k = min(k, self.model.config.n_ctx - len(tokens))
+        if k <= 0:
+            return []
+        logits = self._catch_up(tokens)
+        drafts = [int(np.argmax(logits))]
+        for _ in range(k - 1):
+            logits = forward(self.model.params, self.model.config, drafts[-1:], self.cache)[-1]
+            self.forwards += 1
+            self._fed.append(drafts[-1])
+            drafts.append(int(np.argmax(logits)))
+        return drafts

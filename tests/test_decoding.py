@@ -1,0 +1,156 @@
+"""Speculative greedy decoding must return exactly plain greedy decoding's tokens."""
+
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speclab.decoding import greedy_decode, speculative_decode
+from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.gpt import GPTConfig
+from speclab.weights import random_model
+
+CONFIG = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=96)
+DRAFT_CONFIG = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=96)
+
+
+@pytest.fixture(scope="module")
+def models():
+    return random_model(CONFIG, np.random.default_rng(10)), random_model(
+        DRAFT_CONFIG, np.random.default_rng(11)
+    )
+
+
+def prompt_pool(rng):
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    source = (stdlib / "textwrap.py").read_bytes() + (stdlib / "bisect.py").read_bytes()
+    pool = []
+    for _ in range(8):
+        pool.append(list(rng.integers(0, 256, int(rng.integers(1, 40)))))  # random bytes
+        start = int(rng.integers(0, len(source) - 80))
+        pool.append(list(source[start : start + int(rng.integers(5, 70))]))  # real source
+        unit = list(rng.integers(0, 256, int(rng.integers(1, 6))))
+        pool.append((unit * 40)[: int(rng.integers(8, 70))])  # highly repetitive
+        pool.append(list(rng.integers(97, 100, int(rng.integers(80, 92)))))  # near the window
+    return pool
+
+
+def test_speculative_equals_greedy_over_1000_combinations(models):
+    target, draft = models
+    rng = np.random.default_rng(0)
+    checked = 0
+    for prompt in prompt_pool(rng):
+        room = CONFIG.n_ctx - len(prompt)
+        max_new = min(room, int(rng.integers(0, 24)))
+        reference = greedy_decode(target, prompt, max_new).tokens
+        assert len(reference) == max_new
+        for k in range(1, 9):
+            for make in (lambda: PromptLookupDrafter(3, 1), lambda: ModelDrafter(draft)):
+                for adaptive in (False, True):
+                    result = speculative_decode(
+                        target, make(), prompt, max_new, k, adaptive=adaptive
+                    )
+                    assert result.tokens == reference, (prompt, k, adaptive)
+                    assert result.target_forwards == len(result.rounds) <= max(1, max_new)
+                    checked += 1
+    assert checked >= 1000
+
+
+def test_round_bookkeeping(models):
+    target, _ = models
+    prompt = list(b"abcabcabcabcabcabc")
+    result = speculative_decode(target, PromptLookupDrafter(), prompt, 20, 4, adaptive=False)
+    assert sum(len(r.new_tokens) for r in result.rounds) == len(result.tokens) == 20
+    for r in result.rounds:
+        assert 0 <= r.accepted <= len(r.drafted) <= 4
+    assert result.tokens_per_target_forward == 20 / result.target_forwards
+    plain = greedy_decode(target, prompt, 20)
+    assert plain.target_forwards == 20 and plain.drafted_count == 0
+
+
+class Oracle:
+    """A drafter that knows the greedy answer: every draft is accepted."""
+
+    def __init__(self, prompt, answer):
+        self.full = list(prompt) + list(answer)
+
+    def propose(self, tokens, k):
+        return self.full[len(tokens) : len(tokens) + k]
+
+
+def test_perfect_drafter_gives_k_plus_one_tokens_per_forward(models):
+    target, _ = models
+    prompt = [1, 2, 3]
+    answer = greedy_decode(target, prompt, 30).tokens
+    result = speculative_decode(target, Oracle(prompt, answer), prompt, 30, 4, adaptive=False)
+    assert result.tokens == answer
+    assert result.target_forwards == 6  # 5 tokens per round
+    assert all(r.accepted == len(r.drafted) for r in result.rounds)
+
+
+def test_edge_lengths(models):
+    target, _ = models
+    for max_new in (0, 1, 4):
+        reference = greedy_decode(target, [5, 6], max_new).tokens
+        result = speculative_decode(target, Oracle([5, 6], reference), [5, 6], max_new, 4)
+        assert result.tokens == reference and len(reference) == max_new
+
+
+def test_stop_sequences_end_output_at_the_same_place(models):
+    target, _ = models
+    prompt = list(b"xyzxyzxyz")
+    reference = greedy_decode(target, prompt, 40).tokens
+    stop = reference[10:12]
+    expected = greedy_decode(target, prompt, 40, stop=[stop]).tokens
+    assert expected[-2:] == stop and len(expected) <= 12
+    oracle = Oracle(prompt, reference)
+    result = speculative_decode(target, oracle, prompt, 40, 8, stop=[stop])
+    assert result.tokens == expected and result.stop_reason == "stop"
+
+
+def test_bad_inputs_are_clear_errors(models):
+    target, _ = models
+    lookup = PromptLookupDrafter()
+    with pytest.raises(ValueError, match="at least one token"):
+        greedy_decode(target, [], 5)
+    with pytest.raises(ValueError, match="context window"):
+        speculative_decode(target, lookup, [1] * 90, 10, 4)
+    with pytest.raises(ValueError, match="at least 1"):
+        speculative_decode(target, lookup, [1, 2], 5, 0)
+    with pytest.raises(TypeError, match="integer"):
+        speculative_decode(target, lookup, [1, 2], 5, 2.5)
+    with pytest.raises(TypeError, match="integer"):
+        greedy_decode(target, [1, 2], True)
+
+    class Garbage:
+        def propose(self, tokens, k):
+            return [999]
+
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        speculative_decode(target, Garbage(), [1, 2], 5, 2)
+
+    class TooMany:
+        def propose(self, tokens, k):
+            return [1] * (k + 1)
+
+    with pytest.raises(ValueError, match="proposed"):
+        speculative_decode(target, TooMany(), [1, 2], 5, 2)
+
+    class Nothing:
+        def propose(self, tokens, k):
+            return []
+
+    assert (
+        speculative_decode(target, Nothing(), [1, 2], 5, 3).tokens
+        == greedy_decode(target, [1, 2], 5).tokens
+    )
+
+
+def test_numpy_inputs(models):
+    target, _ = models
+    prompt = np.array([3, 4, 5], dtype=np.int32)
+    assert (
+        greedy_decode(target, prompt, np.int64(3)).tokens
+        == greedy_decode(target, [3, 4, 5], 3).tokens
+    )

@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+
+from speclab.drafters import ModelDrafter, PromptLookupDrafter, common_prefix_length
+from speclab.gpt import GPTConfig, forward
+from speclab.weights import random_model
+
+
+def brute_force_lookup(tokens, k, max_ngram, min_ngram):
+    """The definition, by rescanning: the latest earlier occurrence of the longest suffix n-gram."""
+    for n in range(max_ngram, min_ngram - 1, -1):
+        if len(tokens) < n + 1:
+            continue
+        suffix = tokens[-n:]
+        for start in range(len(tokens) - n - 1, -1, -1):
+            if tokens[start : start + n] == suffix:
+                return tokens[start + n : start + n + k]
+    return []
+
+
+def test_lookup_matches_rescan_definition_as_text_grows():
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        drafter = PromptLookupDrafter(max_ngram=int(rng.integers(1, 5)), min_ngram=1)
+        alphabet = int(rng.integers(2, 6))  # small alphabets give many repeats
+        tokens = list(rng.integers(0, alphabet, 60))
+        for length in range(1, 60):
+            k = int(rng.integers(1, 9))
+            expected = brute_force_lookup(tokens[:length], k, drafter.max_ngram, 1)
+            assert drafter.propose(tokens[:length], k) == expected
+
+
+def test_lookup_resyncs_after_the_text_changes():
+    drafter = PromptLookupDrafter(max_ngram=2)
+    assert drafter.propose([1, 2, 3, 1, 2], 2) == [3, 1]
+    # a rollback: the text seen before is no longer a prefix
+    assert drafter.propose([5, 6, 5], 2) == [6, 5]
+    assert drafter.propose([5, 6, 5, 6], 3) == brute_force_lookup([5, 6, 5, 6], 3, 2, 1)
+
+
+def test_lookup_copy_example():
+    text = list(b"def area(w, h):\n    return w * h\n\ndef area(w, h):\n    ret")
+    assert bytes(PromptLookupDrafter(3, 1).propose(text, 6)) == b"urn w "
+
+
+def test_lookup_no_match_and_bad_settings():
+    assert PromptLookupDrafter().propose([1, 2, 3], 4) == []
+    assert PromptLookupDrafter().propose([7], 4) == []
+    with pytest.raises(ValueError, match="larger than"):
+        PromptLookupDrafter(max_ngram=1, min_ngram=2)
+    with pytest.raises(ValueError, match="positive"):
+        PromptLookupDrafter(max_ngram=0)
+    with pytest.raises(TypeError):
+        PromptLookupDrafter().propose([1, 2], 2.0)
+
+
+def test_model_drafter_proposes_its_own_greedy_tokens_and_follows_rollbacks():
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=40)
+    model = random_model(config, np.random.default_rng(1))
+    drafter = ModelDrafter(model)
+
+    def greedy(tokens, k):
+        out = list(tokens)
+        for _ in range(k):
+            out.append(int(np.argmax(forward(model.params, config, out)[-1])))
+        return out[len(tokens) :]
+
+    rng = np.random.default_rng(2)
+    tokens = list(rng.integers(0, 256, 10))
+    for _ in range(15):
+        k = int(rng.integers(1, 6))
+        assert drafter.propose(tokens, k) == greedy(tokens, k)
+        # the decoder accepts some drafts, or rolls back, or jumps to a new text
+        tokens = tokens[: int(rng.integers(1, len(tokens) + 1))] + list(rng.integers(0, 256, 3))
+        tokens = tokens[:30]
+    assert drafter.propose(list(range(40)), 4) == []  # no room left in its window
+
+
+def test_common_prefix_length():
+    assert common_prefix_length([1, 2, 3], [1, 2, 3, 4]) == 3
+    assert common_prefix_length([1, 9, 3], [1, 2, 3]) == 1
+    assert common_prefix_length([], [1]) == 0
