@@ -1,0 +1,682 @@
+"""Benchmarks: what one forward of the model costs, measured honestly (lessons 04 and 06).
+
+Lesson 04 asks why decoding is slow and why verifying k drafted tokens at once is cheap:
+`forward_cost` times one cached forward over n_new = 1..16 new positions after a fixed
+n_past; `cache_vs_recompute` times the next token with and without the KV cache;
+`step_breakdown` splits one decoding step into matrix products, attention, elementwise
+work and Python overhead; `width_sweep` repeats the cost curve for random models up to
+GPT-2 small's width (768). `roofline_time` is a *model* of a GPU forward (weights read
+once per forward at a memory bandwidth, against arithmetic at a peak rate) whose numbers
+are assumptions the caller states. `speclab bench forward` runs the measurements and
+saves them with a record of the machine.
+
+How timing is done (the brief's honesty rules): every setting is timed in the same run,
+interleaved (each round runs every setting once, in a fresh random order), with
+`time.perf_counter`; results are medians with the interquartile range, and the result
+that matters is a ratio (paired within a round), not an absolute time. The core is numpy;
+threadpoolctl (the BLAS record) and tqdm (progress bars) are imported where used.
+
+Sections: 1. machine record, 2. timing core, 3. lesson 04 (forward cost),
+4. lesson 06 (decoding scenarios: not built yet), 5. command line.
+Left out: GPUs (only modelled), batching of several sequences, and float16.
+"""
+
+import csv
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from speclab import gpt
+from speclab.gpt import GPTConfig, forward
+from speclab.kv_cache import KVCache
+from speclab.weights import Model, random_model
+
+# --- 1. machine record --------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    """The processor's name as the operating system reports it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def blas_record() -> list[dict]:
+    """Each BLAS library numpy loaded: library, version, kernel (architecture), threads."""
+    from threadpoolctl import threadpool_info
+
+    return [
+        {
+            "library": info.get("internal_api"),
+            "version": info.get("version"),
+            "kernel": info.get("architecture"),
+            "threads": info.get("num_threads"),
+            "threading_layer": info.get("threading_layer"),
+            "file": Path(info.get("filepath", "")).name,
+        }
+        for info in threadpool_info()
+        if info.get("user_api") == "blas"
+    ]
+
+
+def machine_record() -> dict:
+    """What a timing depends on: versions, processor, BLAS kernel, OpenBLAS overrides."""
+    import speclab
+
+    return {
+        "speclab": speclab.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "blas": blas_record(),
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),  # None: not set
+        "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE"),
+    }
+
+
+def model_record(model: Model) -> dict:
+    """Which model was timed: name, shape, dtype and (if trained) its validation loss."""
+    return {
+        "name": model.name,
+        "config": {key: int(value) for key, value in model.config.__dict__.items()},
+        "dtype": str(model.params["wte"].dtype),
+        "val_bits_per_byte": model.meta.get("val_bits_per_byte"),
+        "trained_steps": model.meta.get("trained_steps"),
+    }
+
+
+def blas_threads(n_threads: int | None):
+    """A context that limits BLAS to n_threads (None: leave the library's default)."""
+    from contextlib import nullcontext
+
+    from threadpoolctl import threadpool_limits
+
+    if n_threads is None:
+        return nullcontext()
+    return threadpool_limits(limits=n_threads, user_api="blas")
+
+
+# --- 2. timing core ----------------------------------------------------------------------
+
+# A task is (prepare, work): prepare() runs untimed just before work(), which is timed.
+Task = tuple[Callable[[], object], Callable[[], object]]
+
+
+def interleaved_times(
+    tasks: dict[Hashable, Task],
+    repeats: int,
+    rng: np.random.Generator,
+    warmup: int = 1,
+    progress: bool = False,
+) -> dict[Hashable, np.ndarray]:
+    """Seconds per run of each task, {key: [repeats]}.
+
+    Each round runs every task once, in a fresh random order, so slow drifts of the
+    machine (another process, a clock change) fall on all tasks alike. The first
+    `warmup` rounds are run but not kept.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    keys = list(tasks)
+    times = {key: np.empty(repeats) for key in keys}  # each [repeats]
+    rounds = range(-warmup, repeats)
+    if progress:
+        from tqdm.auto import tqdm
+
+        rounds = tqdm(rounds, desc="timing", unit="round", leave=False)
+    for round_index in rounds:
+        for index in rng.permutation(len(keys)):
+            prepare, work = tasks[keys[index]]
+            prepare()
+            start = time.perf_counter()
+            work()
+            elapsed = time.perf_counter() - start
+            if round_index >= 0:
+                times[keys[index]][round_index] = elapsed
+    return times
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Interleaved measurements: times[i, r] is round r of the setting values[i], in seconds."""
+
+    label: str  # what varies: "n_new", "n_seq", ...
+    values: np.ndarray  # [n_settings]
+    times: np.ndarray  # [n_settings, repeats]
+
+    @classmethod
+    def from_dict(cls, label: str, measured: dict) -> "Timings":
+        values = list(measured)
+        return cls(label, np.array(values), np.stack([measured[v] for v in values]))
+
+    @property
+    def median(self) -> np.ndarray:  # [n_settings]
+        return np.median(self.times, axis=1)
+
+    @property
+    def q25(self) -> np.ndarray:  # [n_settings]
+        return np.quantile(self.times, 0.25, axis=1)
+
+    @property
+    def q75(self) -> np.ndarray:  # [n_settings]
+        return np.quantile(self.times, 0.75, axis=1)
+
+    def index(self, value) -> int:
+        found = np.flatnonzero(self.values == value)
+        if found.size == 0:
+            raise KeyError(f"{self.label} = {value} was not measured ({self.values.tolist()})")
+        return int(found[0])
+
+    def ratios(self, base) -> np.ndarray:
+        """Per-round ratio of every setting to `base`, paired within a round: [n_settings, repeats]."""
+        return self.times / self.times[self.index(base)]
+
+    def ratio(self, value, base) -> dict:
+        """Median and interquartile range of the paired ratio time(value) / time(base)."""
+        paired = self.ratios(base)[self.index(value)]  # [repeats]
+        low, mid, high = np.quantile(paired, [0.25, 0.5, 0.75])
+        return {"median": float(mid), "q25": float(low), "q75": float(high)}
+
+    def rows(self, base=None) -> list[dict]:
+        """One dict per setting (for CSV): median and quartiles in seconds, ratio to base."""
+        table = []
+        for i, value in enumerate(self.values.tolist()):
+            row = {self.label: value, "median_s": float(self.median[i])}
+            row |= {"q25_s": float(self.q25[i]), "q75_s": float(self.q75[i])}
+            row["repeats"] = int(self.times.shape[1])
+            if base is not None:
+                row[f"ratio_to_{base}"] = float(np.median(self.ratios(base)[i]))
+            table.append(row)
+        return table
+
+
+# --- 3. lesson 04: what one forward costs ---------------------------------------------------
+
+
+def filled_cache(model: Model, tokens) -> KVCache:
+    """A KV cache holding the given tokens (one forward over all of them)."""
+    cache = KVCache(model.config, dtype=model.params["wte"].dtype)
+    forward(model.params, model.config, tokens, cache)
+    return cache
+
+
+def _check_fits(config: GPTConfig, n_positions: int):
+    if n_positions > config.n_ctx:
+        raise ValueError(f"{n_positions} positions do not fit the context window {config.n_ctx}")
+
+
+def forward_cost(
+    model: Model,
+    rng: np.random.Generator,
+    n_past: int = 256,
+    n_new_values: Iterable[int] = range(1, 17),
+    repeats: int = 15,
+    progress: bool = False,
+) -> Timings:
+    """Seconds of one cached forward over n_new new positions after n_past cached ones.
+
+    Before each timed forward the cache is truncated back to n_past, so every setting
+    sees the same past. Tokens are random bytes: cost does not depend on which tokens.
+    """
+    n_new_values = [int(n) for n in n_new_values]
+    _check_fits(model.config, n_past + max(n_new_values))
+    tokens = rng.integers(0, model.config.n_vocab, n_past + max(n_new_values))  # [n_seq]
+    cache = filled_cache(model, tokens[: max(n_past, 1)])
+    tasks = {
+        n_new: (
+            partial(cache.truncate, n_past),
+            partial(forward, model.params, model.config, tokens[n_past : n_past + n_new], cache),
+        )
+        for n_new in n_new_values
+    }
+    return Timings.from_dict("n_new", interleaved_times(tasks, repeats, rng, progress=progress))
+
+
+def cache_vs_recompute(
+    model: Model,
+    rng: np.random.Generator,
+    seq_lens: Iterable[int] = (16, 64, 128, 256, 512, 1024),
+    repeats: int = 5,
+    progress: bool = False,
+) -> dict[str, Timings]:
+    """Seconds to produce the logits of position n_seq: one cached step vs recomputing.
+
+    "with cache": the cache holds n_seq - 1 positions, one forward over the last token.
+    "without cache": one forward over all n_seq tokens (what a decoder without a cache
+    does at every step). Both are timed in the same interleaved rounds.
+    """
+    seq_lens = [int(n) for n in seq_lens]
+    _check_fits(model.config, max(seq_lens))
+    tokens = rng.integers(0, model.config.n_vocab, max(seq_lens))  # [n_seq]
+    tasks = {}
+    for n_seq in seq_lens:
+        cache = filled_cache(model, tokens[: max(n_seq - 1, 1)])  # one cache per length
+        step = partial(forward, model.params, model.config, tokens[n_seq - 1 : n_seq], cache)
+        tasks["with cache", n_seq] = (partial(cache.truncate, n_seq - 1), step)
+        whole = partial(forward, model.params, model.config, tokens[:n_seq])
+        tasks["without cache", n_seq] = (lambda: None, whole)
+    measured = interleaved_times(tasks, repeats, rng, progress=progress)
+    return {
+        kind: Timings.from_dict("n_seq", {n: measured[kind, n] for n in seq_lens})
+        for kind in ("with cache", "without cache")
+    }
+
+
+# One decoding step, split into what its time is spent on. "Python overhead" is not timed
+# directly: it is the plain forward's time minus the sum of the timed pieces.
+PARTS = (
+    "weight matmuls",  # x @ W + b: qkv, attention output, MLP in and out, the LM head
+    "attention matmuls",  # q @ k^T and weights @ v over the cached positions
+    "GELU",  # the MLP's tanh GELU
+    "LayerNorm",  # two per block and the final one
+    "softmax + mask",  # the causal mask and the attention softmax
+    "other elementwise",  # embedding lookup and residual adds
+    "reshapes + cache",  # splitting heads, writing keys/values into the cache, merging
+    "Python overhead",  # everything else: the interpreter, argument checks, loops
+)
+TIMED_PARTS = PARTS[:-1]  # "Python overhead" is the plain forward minus these
+
+
+def _timed(seconds: dict, calls: dict, part: str, function, *args, **kwargs):
+    """Call function(*args, **kwargs), adding its wall time to seconds[part]."""
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    seconds[part] += time.perf_counter() - start
+    calls[part] += 1
+    return result
+
+
+def _attention_timed(q, k, v, n_past: int, seconds: dict, calls: dict):
+    """gpt.attention's arithmetic, in timed pieces. q [n_head, n_new, d_head] -> same."""
+    n_new, n_seq = q.shape[1], k.shape[1]
+    t = partial(_timed, seconds, calls)
+    scores = t("attention matmuls", lambda: q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]))
+    future = t(
+        "softmax + mask",
+        lambda: np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None],
+    )  # [n_new, n_seq]
+    weights = t("softmax + mask", lambda: gpt.softmax(np.where(future, -np.inf, scores)))
+    return t("attention matmuls", lambda: weights @ v)  # [n_head, n_new, d_head]
+
+
+def _block_timed(x, block: dict, n_head: int, layer: int, cache, seconds: dict, calls: dict):
+    """gpt.transformer_block in timed pieces: [n_new, n_embd] -> [n_new, n_embd]."""
+    t = partial(_timed, seconds, calls)
+    n_new, n_embd = x.shape
+    h = t("LayerNorm", gpt.layer_norm, x, **block["ln_1"])
+    qkv = t("weight matmuls", gpt.linear, h, **block["attn"]["c_attn"])  # [n_new, 3 n_embd]
+    q, k, v = t(
+        "reshapes + cache",
+        lambda: qkv.reshape(n_new, 3, n_head, n_embd // n_head).transpose(1, 2, 0, 3),
+    )  # each [n_head, n_new, d_head]
+    n_past = len(cache)
+    k_all, v_all = t("reshapes + cache", cache.append, layer, k, v)
+    out = _attention_timed(q, k_all, v_all, n_past, seconds, calls)
+    merged = t("reshapes + cache", lambda: out.transpose(1, 0, 2).reshape(n_new, n_embd))
+    attended = t("weight matmuls", gpt.linear, merged, **block["attn"]["c_proj"])
+    x = t("other elementwise", lambda: x + attended)
+    h = t("LayerNorm", gpt.layer_norm, x, **block["ln_2"])
+    hidden = t("weight matmuls", gpt.linear, h, **block["mlp"]["c_fc"])  # [n_new, 4 n_embd]
+    hidden = t("GELU", gpt.gelu, hidden)
+    projected = t("weight matmuls", gpt.linear, hidden, **block["mlp"]["c_proj"])
+    return t("other elementwise", lambda: x + projected)
+
+
+def instrumented_forward(params: dict, config: GPTConfig, tokens, cache: KVCache):
+    """gpt.forward with a cache, timing its pieces: -> (logits [n_new, n_vocab], seconds, calls).
+
+    The same arithmetic in the same order as `speclab.gpt.forward`, so the logits are
+    equal; seconds and calls are {part: total seconds} and {part: number of timed calls}.
+    """
+    seconds = dict.fromkeys(TIMED_PARTS, 0.0)
+    calls = dict.fromkeys(TIMED_PARTS, 0)
+    tokens = np.asarray(tokens, dtype=np.int64)  # [n_new]
+    _check_fits(config, len(cache) + tokens.size)
+    positions = np.arange(len(cache), len(cache) + tokens.size)  # [n_new]
+    t = partial(_timed, seconds, calls)
+    x = t("other elementwise", lambda: params["wte"][tokens] + params["wpe"][positions])
+    for layer, block in enumerate(params["h"]):
+        x = _block_timed(x, block, config.n_head, layer, cache, seconds, calls)
+    x = t("LayerNorm", gpt.layer_norm, x, **params["ln_f"])  # [n_new, n_embd]
+    logits = t("weight matmuls", lambda: x @ params["wte"].T)  # [n_new, n_vocab]
+    return logits, seconds, calls
+
+
+@dataclass(frozen=True)
+class StepBreakdown:
+    """Where one forward's time goes: median seconds per part (PARTS order)."""
+
+    n_new: int
+    n_past: int
+    parts: tuple[str, ...]
+    seconds: np.ndarray  # [n_parts] median seconds per forward; the last is forward - the rest
+    calls: np.ndarray  # [n_parts] numpy calls per forward (0 for Python overhead: not counted)
+    forward_seconds: float  # median seconds of the plain gpt.forward
+    repeats: int
+
+    def rows(self) -> list[dict]:
+        return [
+            {"n_new": self.n_new, "part": part, "median_s": float(s), "calls": int(c)}
+            for part, s, c in zip(self.parts, self.seconds, self.calls, strict=True)
+        ]
+
+
+def step_breakdown(
+    model: Model,
+    rng: np.random.Generator,
+    n_new: int = 1,
+    n_past: int = 256,
+    repeats: int = 15,
+) -> StepBreakdown:
+    """Time the plain forward and the instrumented one, interleaved, n_new new positions."""
+    _check_fits(model.config, n_past + n_new)
+    tokens = rng.integers(0, model.config.n_vocab, n_past + n_new)  # [n_seq]
+    cache = filled_cache(model, tokens[: max(n_past, 1)])
+    new = tokens[n_past:]  # [n_new]
+    pieces: list[dict] = []
+    tasks = {
+        "plain": (
+            partial(cache.truncate, n_past),
+            partial(forward, model.params, model.config, new, cache),
+        ),
+        "instrumented": (
+            partial(cache.truncate, n_past),
+            lambda: pieces.append(instrumented_forward(model.params, model.config, new, cache)),
+        ),
+    }
+    measured = interleaved_times(tasks, repeats, rng, warmup=1)
+    kept = pieces[-repeats:]  # the warm-up round's pieces are dropped
+    per_part = np.array(
+        [[p[1][part] for part in TIMED_PARTS] for p in kept]
+    )  # [repeats, n_parts - 1]
+    medians = np.median(per_part, axis=0)  # [n_parts - 1]
+    plain = float(np.median(measured["plain"]))
+    calls = np.array([kept[0][2][part] for part in TIMED_PARTS] + [0])
+    seconds = np.append(medians, plain - medians.sum())  # [n_parts]
+    return StepBreakdown(n_new, n_past, PARTS, seconds, calls, plain, repeats)
+
+
+def width_model(n_embd: int, rng: np.random.Generator, n_layer: int = 2, n_ctx: int = 320) -> Model:
+    """A random GPT-2-shaped model of the given width: heads of 64 as in GPT-2 (at least 2)."""
+    n_head = max(2, n_embd // 64)
+    return random_model(GPTConfig(n_layer, n_head, n_embd, n_ctx), rng)
+
+
+def width_sweep(
+    widths: Iterable[int],
+    rng: np.random.Generator,
+    n_new_values: Iterable[int] = (1, 2, 3, 4, 5, 6, 8, 12, 16),
+    n_past: int = 256,
+    n_layer: int = 2,
+    repeats: int = 7,
+    progress: bool = False,
+) -> dict[int, Timings]:
+    """The forward-cost curve for random models of each width (same depth, same n_past)."""
+    n_new_values = list(n_new_values)
+    curves = {}
+    for n_embd in widths:
+        model = width_model(int(n_embd), rng, n_layer=n_layer, n_ctx=n_past + max(n_new_values))
+        curves[int(n_embd)] = forward_cost(
+            model, rng, n_past, n_new_values, repeats=repeats, progress=progress
+        )
+    return curves
+
+
+def free_positions(timings: Timings, tolerance: float = 1.3) -> int:
+    """The largest measured n_new whose forward costs at most `tolerance` x the 1-token one.
+
+    Read along increasing n_new and stop at the first setting above the tolerance.
+    """
+    ratios = np.median(timings.ratios(1), axis=1)  # [n_settings]
+    order = np.argsort(timings.values)
+    free = 1
+    for i in order:
+        if ratios[i] > tolerance:
+            break
+        free = int(timings.values[i])
+    return free
+
+
+def matmul_params(config: GPTConfig) -> int:
+    """Weights read by the matrix products of one forward: 12 n_embd^2 per block + LM head."""
+    return config.n_layer * 12 * config.n_embd**2 + config.n_vocab * config.n_embd
+
+
+def roofline_time(
+    n_new, n_params: int, bytes_per_param: float, bandwidth: float, peak_flops: float
+):
+    """A MODEL, not a measurement: seconds of one forward over n_new positions.
+
+    Reading every weight once costs n_params * bytes_per_param / bandwidth; the arithmetic
+    costs 2 * n_params * n_new / peak_flops (a multiply and an add per weight per position).
+    The slower of the two sets the time. Ignored: attention over the cache, activations,
+    launch overheads, and that real kernels reach neither peak.
+    """
+    n_new = np.asarray(n_new, dtype=np.float64)
+    memory = n_params * bytes_per_param / bandwidth
+    compute = 2.0 * n_params * n_new / peak_flops
+    return np.maximum(memory, compute)
+
+
+def roofline_free_positions(bytes_per_param: float, bandwidth: float, peak_flops: float) -> float:
+    """Under the roofline model, the n_new at which arithmetic time reaches weight-reading time."""
+    return peak_flops * bytes_per_param / (2.0 * bandwidth)
+
+
+def speedup_with_verify_cost(alpha, k: int, verify_ratio: float, draft_cost: float = 0.0):
+    """Leviathan et al. (2023) speedup when verifying k + 1 positions costs verify_ratio steps.
+
+    Expected tokens per round (1 - alpha^(k+1)) / (1 - alpha) over the round's time in plain
+    steps, k * draft_cost + verify_ratio. Their Eq. assumes verify_ratio = 1.
+    """
+    from speclab.counting import expected_tokens_per_round
+
+    return expected_tokens_per_round(alpha, k) / (k * draft_cost + verify_ratio)
+
+
+def break_even_alpha(k: int, verify_ratio: float, draft_cost: float = 0.0) -> float:
+    """The acceptance rate alpha at which speculation is exactly as fast as plain decoding.
+
+    Bisection on alpha in [0, 1]; 0.0 if speculation never loses (round cost <= 1),
+    1.0 if it never wins (round cost >= k + 1, more than the most tokens a round gives).
+    """
+    cost = k * draft_cost + verify_ratio
+    if cost <= 1.0:
+        return 0.0
+    if cost >= k + 1:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        if speedup_with_verify_cost(middle, k, verify_ratio, draft_cost) < 1.0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def greedy_seconds(
+    model: Model, prompt_tokens, n_tokens: int, repeats: int, rng: np.random.Generator
+) -> tuple[np.ndarray, list[int]]:
+    """Seconds to greedily decode n_tokens after the prompt (prefill not timed): [repeats].
+
+    A plain loop of cached one-token forwards and argmax (the decoder of lesson 05 does the
+    same and more); also returns the tokens of the last run.
+    """
+    _check_fits(model.config, len(prompt_tokens) + n_tokens)
+    prompt_tokens = list(prompt_tokens)
+    state: dict = {}
+
+    def prefill():  # untimed: the prompt goes into a fresh cache
+        state["cache"] = KVCache(model.config, dtype=model.params["wte"].dtype)
+        if len(prompt_tokens) > 1:
+            forward(model.params, model.config, prompt_tokens[:-1], state["cache"])
+
+    def decode():
+        token, state["produced"] = prompt_tokens[-1], []
+        for _ in range(n_tokens):
+            logits = forward(model.params, model.config, [token], state["cache"])  # [1, n_vocab]
+            token = int(np.argmax(logits[-1]))
+            state["produced"].append(token)
+
+    measured = interleaved_times({"greedy": (prefill, decode)}, repeats, rng)
+    return measured["greedy"], state["produced"]
+
+
+# --- 4. lesson 06: decoding scenarios (not built yet) --------------------------------------
+
+
+# --- 5. command line ------------------------------------------------------------------------
+
+GREEDY_PROMPT = (
+    "def moving_average(values, window):\n"
+    '    """The mean of each run of `window` consecutive values."""\n'
+    "    totals = []\n"
+)
+VERIFY_TOKENS = 5  # k + 1 for k = 4 drafts, lesson 03's round
+RATIO_GOAL = 1.3  # issue 3: a 5-token forward costs at most 1.3 one-token forwards
+
+
+def add_arguments(parser):
+    parser.add_argument(
+        "what", nargs="?", default="decode", choices=["forward", "decode"],
+        help="forward: cost of one forward vs new positions (lesson 04); "
+        "decode: speedup per scenario (lesson 06)",
+    )  # fmt: skip
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="weights file to time (default: the shipped target)")  # fmt: skip
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                        help="compute dtype (decoding uses float64)")  # fmt: skip
+    parser.add_argument(
+        "--n-past", type=int, default=256, help="cached positions before the new ones"
+    )
+    parser.add_argument("--repeats", type=int, default=None, help="interleaved rounds (default 31)")
+    parser.add_argument("--greedy-tokens", type=int, default=128, help="tokens per greedy run")
+    parser.add_argument("--blas-threads", type=int, default=None,
+                        help="limit BLAS threads (default: the library's own choice)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
+    parser.add_argument("--quick", action="store_true", help="few settings and rounds (for tests)")
+    parser.add_argument("--out", type=Path, default=Path("build/bench"),
+                        help="folder for forward.json and forward.csv")  # fmt: skip
+
+
+def run(args) -> int:
+    if args.what == "decode":
+        print("speclab bench decode: not built yet (try `speclab bench forward`)", file=sys.stderr)
+        return 2
+    return run_forward(args)
+
+
+def _load_for_bench(args) -> Model:
+    from speclab.weights import load, load_target
+
+    dtype = np.dtype(args.dtype)
+    return load(args.weights, dtype=dtype) if args.weights else load_target(dtype=dtype)
+
+
+def forward_report(args, model: Model) -> dict:
+    """Measure everything `speclab bench forward` reports; returns the JSON-able record."""
+    rng = np.random.default_rng(args.seed)
+    repeats = args.repeats or (3 if args.quick else 31)
+    n_new_values = [1, 2, VERIFY_TOKENS] if args.quick else list(range(1, 17))
+    curve = forward_cost(model, rng, args.n_past, n_new_values, repeats, progress=True)
+    prompt = list(GREEDY_PROMPT.encode("utf-8"))
+    room = model.config.n_ctx - args.greedy_tokens
+    prompt = prompt[-room:] if room > 0 else prompt
+    greedy_runs = 1 if args.quick else 5
+    seconds, tokens = greedy_seconds(model, prompt, args.greedy_tokens, greedy_runs, rng)
+    ratio = curve.ratio(VERIFY_TOKENS, 1)
+    return {
+        "benchmark": "forward",
+        "ratio_5_to_1": ratio | {"goal_at_most": RATIO_GOAL, "met": ratio["median"] <= RATIO_GOAL},
+        "greedy": {
+            "tokens_per_second": float(args.greedy_tokens / np.median(seconds)),
+            "seconds": seconds.tolist(),
+            "tokens": tokens,
+            "text": bytes(tokens).decode("utf-8", errors="replace"),
+        },
+        "forward_cost": curve.rows(base=1),
+        "settings": {
+            "n_past": args.n_past,
+            "n_new": n_new_values,
+            "repeats": repeats,
+            "greedy_tokens": args.greedy_tokens,
+            "greedy_runs": greedy_runs,
+            "greedy_prompt": bytes(prompt).decode("utf-8", errors="replace"),
+            "seed": args.seed,
+            "blas_threads": args.blas_threads,
+            "quick": args.quick,
+        },  # fmt: skip
+        "model": model_record(model),
+        "machine": machine_record(),
+    }
+
+
+def save_report(report: dict, out: Path) -> tuple[Path, Path]:
+    """forward.json (everything) and forward.csv (the cost curve) in the folder out."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = out / "forward.json", out / "forward.csv"
+    json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    rows = report["forward_cost"]
+    with csv_path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return json_path, csv_path
+
+
+def describe_blas(machine: dict) -> str:
+    blas = machine["blas"]
+    if not blas:
+        return "BLAS: not found by threadpoolctl"
+    found = ", ".join(
+        f"{b['library']} {b['version']} kernel {b['kernel']}, {b['threads']} threads" for b in blas
+    )
+    coretype = machine["OPENBLAS_CORETYPE"]
+    return f"BLAS: {found}; OPENBLAS_CORETYPE {coretype if coretype is not None else 'not set'}"
+
+
+def run_forward(args) -> int:
+    for name in ("n_past", "greedy_tokens", "repeats", "blas_threads"):
+        value = getattr(args, name)
+        if value is not None and value < (0 if name == "n_past" else 1):
+            print(f"speclab bench: --{name.replace('_', '-')} is out of range", file=sys.stderr)
+            return 2
+    try:
+        model = _load_for_bench(args)
+        with blas_threads(args.blas_threads):
+            report = forward_report(args, model)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"speclab bench forward: {error}", file=sys.stderr)
+        return 1
+    json_path, csv_path = save_report(report, args.out)
+    ratio, greedy = report["ratio_5_to_1"], report["greedy"]
+    config, machine = model.config, report["machine"]
+    verdict = "met" if ratio["met"] else "NOT met"
+    print(
+        f"model {model.name}: {config.n_layer} layers, width {config.n_embd}, "
+        f"{report['model']['dtype']}; n_past {args.n_past}, "
+        f"{report['settings']['repeats']} interleaved rounds\n"
+        f"{VERIFY_TOKENS}-token / 1-token cached forward: {ratio['median']:.2f} "
+        f"(interquartile {ratio['q25']:.2f}-{ratio['q75']:.2f}); goal <= {RATIO_GOAL}: {verdict}\n"
+        f"greedy decoding: {greedy['tokens_per_second']:.0f} tokens/s "
+        f"({args.greedy_tokens} tokens, median of {len(greedy['seconds'])} runs)\n"
+        f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}\n"
+        f"{describe_blas(machine)}\n"
+        f"saved {json_path} and {csv_path}"
+    )
+    return 0
