@@ -4,6 +4,7 @@
 """
 
 import json
+import re
 
 import pytest
 
@@ -26,3 +27,32 @@ def test_notebook_is_stripped(path):
             assert cell.get("outputs") == [], f"{where} has outputs: run nbstripout"
             assert cell.get("execution_count") is None, f"{where} has an execution count"
         assert "widgets" not in cell.get("metadata", {}), where
+
+
+# Digits that may stand in hand-written prose: names and labels, not results.
+LABELS = [
+    r"\$\$.*?\$\$",  # display maths
+    r"\$.*?\$",  # inline maths
+    r"[Ll]essons? \d\d( and \d\d)?",
+    r"lessons/(answers/)?\d\d_\w+\.md",
+    r"^\d+\. ",  # numbered steps
+    r"Figure \d",
+    r"Eq\. 1",
+    r"et al\. \d{4}",
+    r"\b\w+ \+ 1\b",  # formulas: m + 1, accepted + 1
+    r"below 1\b",
+]
+COMPUTED_PROSE = [p for p in NOTEBOOKS if p.name[:2] in {"01", "02", "03"}]
+
+
+@pytest.mark.parametrize("path", COMPUTED_PROSE, ids=lambda path: path.name)
+def test_numbers_in_prose_are_computed(path):
+    """Hand-written Markdown holds no numbers; results appear through display(Markdown(...))."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"])
+        for label in LABELS:
+            text = re.sub(label, "", text, flags=re.S | re.M)
+        assert not re.search(r"\d", text), f"{path.name} cell {index}: a typed number in {text!r}"
