@@ -11,13 +11,17 @@ crosses, hatching and words say the same thing); fonts sized for a classroom pro
 Styles are applied with `rc_context`, so importing or calling this module never changes
 the caller's matplotlib settings. Every function closes its figure in pyplot and returns
 it: a notebook shows it by evaluating it, `fig.savefig` writes it.
-Left out: anything measured (lessons 04 and 06 draw timings).
+Lesson 04 adds `forward_cost_figure` (one forward against n_new, measured, in ms and as a
+ratio), `cache_figure` (next token with and without the KV cache), `breakdown_figure`
+(where one forward's time goes) and `roofline_figure` (a labelled model of a GPU forward).
+Left out: decoding runs (lessons 05-07).
 """
 
 from collections.abc import Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
@@ -379,5 +383,186 @@ def eq1_figure(
             ax.set_xlim(0, 1.05)
             ax.grid(alpha=0.3)
             ax.spines[["top", "right"]].set_visible(False)
+        plt.close(fig)
+    return fig
+
+
+# --- lesson 04: what one forward costs (measured by speclab.bench) -------------------------
+
+# One look per curve: colour, marker and line style differ together, so no curve is told
+# apart by colour alone.
+CURVE_STYLES = (
+    {"color": OKABE_ITO["blue"], "marker": "o", "linestyle": "-"},
+    {"color": OKABE_ITO["vermillion"], "marker": "s", "linestyle": "--"},
+    {"color": OKABE_ITO["bluish_green"], "marker": "^", "linestyle": "-."},
+    {"color": OKABE_ITO["reddish_purple"], "marker": "D", "linestyle": ":"},
+    {"color": OKABE_ITO["orange"], "marker": "v", "linestyle": "-"},
+    {"color": OKABE_ITO["black"], "marker": "X", "linestyle": "--"},
+)
+BREAKDOWN_HATCHES = ("", "//", "..", "xx")
+
+
+def forward_cost_figure(curves: dict, tolerance: float = 1.3, title: str | None = None) -> Figure:
+    """Lesson 04: one cached forward over n_new new positions, for one or more models.
+
+    curves: {label: speclab.bench.Timings over n_new (must include n_new = 1)}.
+    Left: median milliseconds with the interquartile range. Right: cost relative to a
+    1-token forward (paired per round), beside the line "n_new separate 1-token steps"
+    and the hatched band up to `tolerance` where extra positions count as nearly free.
+    """
+    with matplotlib.rc_context(PROJECTOR):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5.6), layout="constrained")
+        top = 1.0
+        for (label, timings), style in zip(curves.items(), CURVE_STYLES, strict=False):
+            n_new = timings.values
+            left.errorbar(
+                n_new,
+                timings.median * 1e3,
+                yerr=[(timings.median - timings.q25) * 1e3, (timings.q75 - timings.median) * 1e3],
+                capsize=4, lw=2.5, ms=9, label=label, **style,
+            )  # fmt: skip
+            ratios = timings.ratios(1)  # [n_settings, repeats]
+            middle = np.median(ratios, axis=1)
+            low, high = np.quantile(ratios, [0.25, 0.75], axis=1)
+            right.errorbar(n_new, middle, yerr=[middle - low, high - middle],
+                           capsize=4, lw=2.5, ms=9, label=label, **style)  # fmt: skip
+            top = max(top, float(high.max()))
+        n_max = max(int(t.values.max()) for t in curves.values())
+        steps = np.arange(1, n_max + 1)
+        right.plot(steps, steps, color="#8C8C8C", lw=2, ls=(0, (1, 1)),
+                   label="n_new separate 1-token steps")  # fmt: skip
+        right.fill_between([0.5, n_max + 0.5], 0, tolerance, facecolor="none",
+                           edgecolor="#BBBBBB", hatch="//", lw=0,
+                           label=f"\u2264 {tolerance:g}\u00d7: nearly free")  # fmt: skip
+        right.set_ylim(0, max(2.0, min(top * 1.15, n_max + 1)))
+        left.set_ylim(bottom=0)
+        left.set_ylabel("milliseconds per forward")
+        left.set_title("time of one forward (median, IQR)", loc="left")
+        right.set_ylabel("\u00d7 a 1-token forward")
+        right.set_title("cost relative to 1 new token", loc="left")
+        for ax in (left, right):
+            ax.set_xlabel("new positions in one forward (n_new)")
+            ax.set_xlim(0.5, n_max + 0.5)
+            ax.grid(alpha=0.3)
+            ax.spines[["top", "right"]].set_visible(False)
+        left.legend(loc="upper left")
+        right.legend(loc="upper left")
+        if title:
+            fig.suptitle(title, x=0.01, ha="left", fontsize=18)
+        plt.close(fig)
+    return fig
+
+
+def cache_figure(result: dict) -> Figure:
+    """Lesson 04: the next token at each sequence length, with and without the KV cache.
+
+    result: {"with cache": Timings, "without cache": Timings} over n_seq (speclab.bench
+    .cache_vs_recompute). Log-log axes; the ratio at the longest sequence is written out.
+    """
+    with matplotlib.rc_context(PROJECTOR):
+        fig, ax = plt.subplots(figsize=(11, 5.6), layout="constrained")
+        for (label, timings), style in zip(result.items(), CURVE_STYLES, strict=False):
+            ax.errorbar(
+                timings.values,
+                timings.median * 1e3,
+                yerr=[(timings.median - timings.q25) * 1e3, (timings.q75 - timings.median) * 1e3],
+                capsize=4, lw=2.5, ms=9, label=label, **style,
+            )  # fmt: skip
+        with_cache, without = result["with cache"], result["without cache"]
+        longest = int(with_cache.values.max())
+        factor = (
+            without.median[without.index(longest)] / with_cache.median[with_cache.index(longest)]
+        )
+        ax.annotate(
+            f"\u00d7{factor:.0f} at {longest} positions",
+            xy=(longest, without.median[without.index(longest)] * 1e3),
+            xytext=(-20, 0), textcoords="offset points", ha="right", va="center",
+        )  # fmt: skip
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(with_cache.values, [str(v) for v in with_cache.values])
+        ax.set_xlabel("sequence length n_seq (positions so far)")
+        ax.set_ylabel("milliseconds for the next token")
+        ax.set_title("one cached step vs recomputing every position", loc="left")
+        ax.grid(alpha=0.3, which="both")
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(loc="upper left")
+        plt.close(fig)
+    return fig
+
+
+def breakdown_figure(breakdowns: Sequence) -> Figure:
+    """Lesson 04: where one forward's time goes, per part, for each n_new measured.
+
+    breakdowns: speclab.bench.StepBreakdown records (same parts). Bars are grouped per
+    part, one per n_new, told apart by hatching and a label as well as colour; each bar
+    carries its microseconds. "Python overhead" is the plain forward minus the timed parts.
+    """
+    parts = breakdowns[0].parts
+    height = 0.8 / len(breakdowns)
+    with matplotlib.rc_context(PROJECTOR):
+        fig, ax = plt.subplots(figsize=(13, 1.2 + 0.75 * len(parts)), layout="constrained")
+        for j, (record, style) in enumerate(zip(breakdowns, CURVE_STYLES, strict=False)):
+            y = np.arange(len(parts)) + (j - (len(breakdowns) - 1) / 2) * height
+            micro = np.maximum(record.seconds, 0) * 1e6  # noise can make the overhead < 0
+            total = record.forward_seconds * 1e6
+            label = f"n_new = {record.n_new} (forward {total:.0f} \u00b5s)"
+            ax.barh(y, micro, height=height * 0.95, color=style["color"], edgecolor="black",
+                    hatch=BREAKDOWN_HATCHES[j % len(BREAKDOWN_HATCHES)], label=label)  # fmt: skip
+            for yy, value in zip(y, micro, strict=True):
+                ax.text(value, yy, f" {value:.0f} \u00b5s", va="center", fontsize=13)
+        ax.set_yticks(np.arange(len(parts)), parts)
+        ax.invert_yaxis()
+        ax.set_xlabel("microseconds per forward (median)")
+        ax.set_xlim(0, ax.get_xlim()[1] * 1.15)
+        ax.set_title("where one forward's time goes", loc="left")
+        ax.grid(alpha=0.3, axis="x")
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(loc="lower right")
+        plt.close(fig)
+    return fig
+
+
+def roofline_figure(
+    n_params: int, bytes_per_param: float, bandwidth: float, peak_flops: float, name: str
+) -> Figure:
+    """Lesson 04: the roofline MODEL of one GPU forward against n_new (assumed numbers).
+
+    Time = max(weights read once / bandwidth, 2 * n_params * n_new / peak). The assumed
+    numbers are written on the figure, which is labelled as a model, not a measurement.
+    """
+    from speclab.bench import roofline_free_positions, roofline_time
+
+    n_new = np.unique(np.geomspace(1, 2048, 200).round())  # [n_points]
+    times = roofline_time(n_new, n_params, bytes_per_param, bandwidth, peak_flops) * 1e3
+    memory = n_params * bytes_per_param / bandwidth * 1e3
+    knee = roofline_free_positions(bytes_per_param, bandwidth, peak_flops)
+    with matplotlib.rc_context(PROJECTOR):
+        fig, ax = plt.subplots(figsize=(11, 5.6), layout="constrained")
+        ax.plot(n_new, times, color=OKABE_ITO["sky_blue"], lw=9, alpha=0.7, zorder=1,
+                label="model: the slower of the two")  # fmt: skip
+        ax.axhline(memory, color=OKABE_ITO["vermillion"], ls="--", lw=2,
+                   label="read every weight once")  # fmt: skip
+        compute = 2.0 * n_params * n_new / peak_flops * 1e3
+        ax.plot(n_new, compute, color=OKABE_ITO["bluish_green"], ls="-.", lw=2,
+                label="arithmetic at peak")  # fmt: skip
+        ax.axvline(knee, color="black", ls=":", lw=1.5)
+        ax.text(knee * 1.08, memory * 0.5, f"knee \u2248 {knee:.0f} positions", va="center")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_ylim(memory / 8, times.max() * 1.5)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xlabel("new positions in one forward (n_new)")
+        ax.set_ylabel("milliseconds per forward")
+        ax.set_title(f"A MODEL, not a measurement: {name}", loc="left")
+        assumed = (
+            f"assumed: {n_params / 1e6:.0f}M weights \u00d7 {bytes_per_param:g} bytes,\n"
+            f"{bandwidth / 1e12:g} TB/s memory, {peak_flops / 1e12:g} TFLOP/s peak"
+        )
+        ax.text(0.98, 0.04, assumed, transform=ax.transAxes, ha="right", va="bottom",
+                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "black"})  # fmt: skip
+        ax.grid(alpha=0.3, which="both")
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(loc="upper left")
         plt.close(fig)
     return fig

@@ -1,4 +1,4 @@
-"""Interactive widgets for lessons 01-03, built from ipywidgets (imported only here).
+"""Interactive widgets for lessons 01-04, built from ipywidgets (imported only here).
 
 - `QuizGame` (lesson 01): type 4 answers; the host checks all four at once and you see
   the ticks, the first cross, the dropped rest and the squares advanced (accepted + 1).
@@ -6,12 +6,15 @@
   verdict, or the error message of an invalid case.
 - `SpeedupExplorer` (lesson 03): sliders for alpha, k and c over Leviathan et al. (2023)
   Eq. 1 and the speedup, with a seeded Monte-Carlo check beside the formula.
+- `WidthExplorer` (lesson 04): a width slider (128..768) that re-measures the cost of one
+  forward over 1..16 new positions for a random model, to see where extra positions stop
+  being free.
 
 Each widget is a small class whose callback is a plain method (`update`), so pytest can
 set a value and read what is shown (`.text.value`, `.figure`, `.picture.value`) without
 a browser. Figures are drawn by `speclab.figures` and shown as PNG in an Image widget.
 A notebook shows a widget by evaluating it (it has `_repr_mimebundle_`).
-Left out: anything measured or run on a model (lessons 04-07).
+Left out: decoding runs on the shipped models (lessons 05-07).
 """
 
 import html
@@ -228,4 +231,77 @@ class SpeedupExplorer(_Shown):
             f"{k + 1} positions costs one plain step and a draft step costs c = {c:.2f}.</p>"
         )
         self.figure = eq1_figure(alpha, k, c, mean, standard_error)
+        self.picture.value = figure_png(self.figure)
+
+
+class WidthExplorer(_Shown):
+    """Lesson 04: a width slider that re-measures the forward-cost curve of a random model.
+
+    Moving the slider builds a random GPT-2-shaped model of that width (heads of 64, as in
+    GPT-2; `n_layer` blocks) and times one cached forward over each n_new, interleaved
+    (speclab.bench.forward_cost). Every width measured so far stays on the picture, so
+    the curves can be compared. BLAS is limited to `blas_threads` while measuring.
+    """
+
+    def __init__(
+        self,
+        width: int = 128,
+        n_layer: int = 1,
+        n_past: int = 256,
+        n_new_values: Sequence[int] = (1, 2, 3, 4, 5, 6, 8, 12, 16),
+        repeats: int = 5,
+        tolerance: float = 1.3,
+        seed: int = 0,
+        blas_threads: int | None = 1,
+    ):
+        if 1 not in n_new_values or 5 not in n_new_values:
+            raise ValueError("n_new_values must include 1 and 5 (the ratio the lesson reads)")
+        self.n_layer, self.n_past, self.repeats = n_layer, n_past, repeats
+        self.n_new_values, self.tolerance = list(n_new_values), tolerance
+        self.seed, self.blas_threads = seed, blas_threads
+        self.width = widgets.IntSlider(
+            value=width, min=128, max=768, step=128, description="width",
+            continuous_update=False,
+        )  # fmt: skip
+        self.text = widgets.HTML()
+        self.picture = widgets.Image(format="png")
+        self.figure: Figure | None = None
+        self.measured: dict = {}  # width -> speclab.bench.Timings, every width visited
+        self.width.observe(self._on_change, names="value")
+        self.box = widgets.VBox([self.width, self.text, self.picture])
+        self.update()
+
+    def measure(self, width: int):
+        """The cost curve of a fresh random model of this width (seeded: same every time)."""
+        from speclab.bench import blas_threads, forward_cost, width_model
+
+        rng = np.random.default_rng(self.seed)
+        n_ctx = self.n_past + max(self.n_new_values)
+        model = width_model(width, rng, n_layer=self.n_layer, n_ctx=n_ctx)
+        with blas_threads(self.blas_threads):
+            return forward_cost(model, rng, self.n_past, self.n_new_values, self.repeats)
+
+    def update(self) -> None:
+        from speclab.bench import free_positions, matmul_params
+        from speclab.figures import forward_cost_figure
+        from speclab.gpt import GPTConfig
+
+        width = self.width.value
+        timings = self.measure(width)
+        self.measured[width] = timings
+        ratio = timings.ratio(5, 1)
+        free = free_positions(timings, self.tolerance)
+        n_head = max(2, width // 64)
+        config = GPTConfig(self.n_layer, n_head, width, self.n_past + max(self.n_new_values))
+        megabytes = matmul_params(config) * 8 / 1e6  # float64 weights read per forward
+        self.text.value = (
+            "<p style='font-size:1.2em'>"
+            f"width <b>{width}</b> ({n_head} heads, {self.n_layer} block(s), random weights, "
+            f"{megabytes:.1f} MB of weights per forward): 5 new positions cost "
+            f"<b>{ratio['median']:.2f}\u00d7</b> one (interquartile {ratio['q25']:.2f}\u2013"
+            f"{ratio['q75']:.2f}); extra positions stay within {self.tolerance:g}\u00d7 up to "
+            f"<b>n_new = {free}</b>. 1-token forward: {timings.median[timings.index(1)] * 1e3:.2f} ms.</p>"
+        )
+        curves = {f"width {w}": self.measured[w] for w in sorted(self.measured)}
+        self.figure = forward_cost_figure(curves, self.tolerance)
         self.picture.value = figure_png(self.figure)

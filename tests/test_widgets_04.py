@@ -1,0 +1,57 @@
+"""Headless tests of lesson 04's width slider: moving it re-measures and redraws.
+
+The callback is called through the slider, as a notebook would; only what is shown is
+checked, never how fast anything ran.
+"""
+
+import re
+
+import pytest
+
+from speclab.widgets import WidthExplorer
+
+PNG_MAGIC = b"\x89PNG"
+
+
+def small_explorer(**kwargs) -> WidthExplorer:
+    options = {"n_past": 16, "n_new_values": (1, 2, 5), "repeats": 2} | kwargs
+    return WidthExplorer(**options)
+
+
+def test_width_explorer_first_measurement():
+    explorer = small_explorer()
+    assert list(explorer.measured) == [128]
+    assert explorer.measured[128].values.tolist() == [1, 2, 5]
+    assert "width <b>128</b>" in explorer.text.value and "2 heads" in explorer.text.value
+    assert re.search(r"5 new positions cost <b>\d+\.\d\d\u00d7</b>", explorer.text.value)
+    assert re.search(r"up to <b>n_new = (1|2|5)</b>", explorer.text.value)
+    assert explorer.picture.value[:4] == PNG_MAGIC
+
+
+def test_moving_the_slider_remeasures_and_keeps_earlier_widths():
+    explorer = small_explorer()
+    before = explorer.picture.value
+    explorer.width.value = 768
+    assert sorted(explorer.measured) == [128, 768]
+    assert "width <b>768</b>" in explorer.text.value and "12 heads" in explorer.text.value
+    # (12 * 768^2 + 256 * 768) weights of 8 bytes: 58.2 MB read per forward
+    assert "58.2 MB of weights" in explorer.text.value
+    labels = [t.get_text() for t in explorer.figure.axes[0].get_legend().get_texts()]
+    assert labels == ["width 128", "width 768"]
+    assert explorer.picture.value != before
+
+
+def test_width_slider_range_is_up_to_gpt2_small():
+    explorer = small_explorer()
+    assert (explorer.width.min, explorer.width.max) == (128, 768)
+    assert explorer.width.continuous_update is False  # measure once per release, not per pixel
+
+
+def test_width_explorer_needs_the_ratio_it_reports():
+    with pytest.raises(ValueError, match="include 1 and 5"):
+        WidthExplorer(n_new_values=(1, 2, 4))
+
+
+def test_width_explorer_has_a_notebook_display():
+    bundle = small_explorer()._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
