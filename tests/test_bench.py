@@ -20,7 +20,8 @@ from speclab.weights import random_model, save
 
 def test_machine_record_fields():
     record = bench.machine_record()
-    for field in ("speclab", "python", "numpy", "cpu", "blas", "OPENBLAS_CORETYPE"):
+    for field in ("speclab", "python", "numpy", "cpu", "blas", "OPENBLAS_CORETYPE",
+                  "load_average_1min"):  # fmt: skip
         assert field in record
     assert record["numpy"] == np.__version__
     assert isinstance(record["cpu"], str) and record["cpu"]
@@ -125,9 +126,19 @@ def test_step_breakdown_parts_add_up_to_the_forward(tiny_model):
                                   repeats=3)  # fmt: skip
     assert result.parts == bench.PARTS and result.parts[-1] == "Python overhead"
     assert result.seconds.shape == result.calls.shape == (len(bench.PARTS),)
-    assert result.seconds.sum() == pytest.approx(result.forward_seconds)
+    assert result.part_times.shape == (3, len(bench.PARTS) - 1)
+    assert result.forward_times.shape == (3,)
+    overhead = result.forward_times - result.part_times.sum(axis=1)  # per round
+    assert result.seconds[-1] == pytest.approx(np.median(overhead))
+    assert np.allclose(result.seconds[:-1], np.median(result.part_times, axis=0))
+    assert result.forward_seconds == pytest.approx(np.median(result.forward_times))
     assert result.calls[-1] == 0 and result.calls[0] == 4 * tiny_model.config.n_layer + 1
     assert [row["part"] for row in result.rows()] == list(bench.PARTS)
+
+
+def test_numpy_call_seconds_is_a_small_positive_time():
+    seconds = bench.numpy_call_seconds(np.random.default_rng(0), n_calls=10, repeats=2)
+    assert 0 < seconds < 1
 
 
 def test_width_sweep_one_curve_per_width():

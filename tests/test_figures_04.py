@@ -57,10 +57,14 @@ def test_cache_figure_names_the_factor():
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
 
 
-def breakdown(n_new: int, scale: float) -> StepBreakdown:
-    seconds = np.arange(1, len(PARTS) + 1) * 1e-6 * scale
+def breakdown(n_new: int, scale: float, overhead: float | None = None) -> StepBreakdown:
+    """Parts take 1, 2, ... 7 (x scale) microseconds; the overhead 8 unless given."""
+    parts = np.arange(1, len(PARTS)) * 1e-6 * scale  # [n_parts - 1]
+    extra = (len(PARTS) * 1e-6 * scale) if overhead is None else overhead
+    part_times = np.tile(parts, (3, 1))  # [3 rounds, n_parts - 1]
+    forward_times = np.full(3, parts.sum() + extra)
     calls = np.array([17, 8, 4, 9, 8, 9, 12, 0])
-    return StepBreakdown(n_new, 256, PARTS, seconds, calls, float(seconds.sum()), 5)
+    return StepBreakdown(n_new, 256, PARTS, part_times, forward_times, calls)
 
 
 def test_breakdown_figure_has_one_bar_per_part_and_n_new_with_values():
@@ -79,11 +83,7 @@ def test_breakdown_figure_has_one_bar_per_part_and_n_new_with_values():
 
 
 def test_breakdown_figure_draws_negative_noise_as_zero():
-    record = breakdown(1, 10.0)
-    seconds = record.seconds.copy()
-    seconds[-1] = -5e-6
-    shown = StepBreakdown(1, 256, PARTS, seconds, record.calls, 1e-4, 5)
-    fig = breakdown_figure([shown])
+    fig = breakdown_figure([breakdown(1, 10.0, overhead=-5e-6)])
     assert min(p.get_width() for p in fig.axes[0].patches) == 0
 
 

@@ -83,6 +83,7 @@ def machine_record() -> dict:
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "blas": blas_record(),
+        "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),  # None: not set
         "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE"),
     }
@@ -358,15 +359,28 @@ def instrumented_forward(params: dict, config: GPTConfig, tokens, cache: KVCache
 
 @dataclass(frozen=True)
 class StepBreakdown:
-    """Where one forward's time goes: median seconds per part (PARTS order)."""
+    """Where one forward's time goes, per part (PARTS order), from interleaved rounds.
+
+    In each round the plain forward and the instrumented one run back to back; the Python
+    overhead of a round is the plain forward's time minus the timed parts' total, so a
+    round in which the machine was busy stands out whole and the median sets it aside.
+    """
 
     n_new: int
     n_past: int
     parts: tuple[str, ...]
-    seconds: np.ndarray  # [n_parts] median seconds per forward; the last is forward - the rest
-    calls: np.ndarray  # [n_parts] numpy calls per forward (0 for Python overhead: not counted)
-    forward_seconds: float  # median seconds of the plain gpt.forward
-    repeats: int
+    part_times: np.ndarray  # [repeats, n_parts - 1] seconds of each timed part, per round
+    forward_times: np.ndarray  # [repeats] seconds of the plain gpt.forward, same rounds
+    calls: np.ndarray  # [n_parts] timed calls per forward, each one to a few numpy operations
+
+    @property
+    def seconds(self) -> np.ndarray:  # [n_parts] medians; the last is the Python overhead
+        overhead = self.forward_times - self.part_times.sum(axis=1)  # [repeats]
+        return np.append(np.median(self.part_times, axis=0), np.median(overhead))
+
+    @property
+    def forward_seconds(self) -> float:
+        return float(np.median(self.forward_times))
 
     def rows(self) -> list[dict]:
         return [
@@ -387,7 +401,7 @@ def step_breakdown(
     tokens = rng.integers(0, model.config.n_vocab, n_past + n_new)  # [n_seq]
     cache = filled_cache(model, tokens[: max(n_past, 1)])
     new = tokens[n_past:]  # [n_new]
-    pieces: list[dict] = []
+    pieces: list[tuple] = []
     tasks = {
         "plain": (
             partial(cache.truncate, n_past),
@@ -400,14 +414,25 @@ def step_breakdown(
     }
     measured = interleaved_times(tasks, repeats, rng, warmup=1)
     kept = pieces[-repeats:]  # the warm-up round's pieces are dropped
-    per_part = np.array(
-        [[p[1][part] for part in TIMED_PARTS] for p in kept]
-    )  # [repeats, n_parts - 1]
-    medians = np.median(per_part, axis=0)  # [n_parts - 1]
-    plain = float(np.median(measured["plain"]))
+    part_times = np.array([[p[1][part] for part in TIMED_PARTS] for p in kept])
     calls = np.array([kept[0][2][part] for part in TIMED_PARTS] + [0])
-    seconds = np.append(medians, plain - medians.sum())  # [n_parts]
-    return StepBreakdown(n_new, n_past, PARTS, seconds, calls, plain, repeats)
+    return StepBreakdown(n_new, n_past, PARTS, part_times, measured["plain"], calls)
+
+
+def numpy_call_seconds(rng: np.random.Generator, n_calls: int = 500, repeats: int = 7) -> float:
+    """Median seconds of one tiny numpy call (adding two 1-element arrays).
+
+    Every numpy call pays at least this much, whatever its size: Python dispatch, type
+    checks and allocating the result. The loop's own cost is included (a few per cent).
+    """
+    a, b = np.ones(1), np.ones(1)  # [1] each
+
+    def calls():
+        for _ in range(n_calls):
+            np.add(a, b)
+
+    measured = interleaved_times({"tiny": (lambda: None, calls)}, repeats, rng)
+    return float(np.median(measured["tiny"]) / n_calls)
 
 
 def width_model(n_embd: int, rng: np.random.Generator, n_layer: int = 2, n_ctx: int = 320) -> Model:
@@ -675,7 +700,8 @@ def run_forward(args) -> int:
         f"(interquartile {ratio['q25']:.2f}-{ratio['q75']:.2f}); goal <= {RATIO_GOAL}: {verdict}\n"
         f"greedy decoding: {greedy['tokens_per_second']:.0f} tokens/s "
         f"({args.greedy_tokens} tokens, median of {len(greedy['seconds'])} runs)\n"
-        f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}\n"
+        f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}, "
+        f"load average {machine['load_average_1min']} (other work running makes timings noisy)\n"
         f"{describe_blas(machine)}\n"
         f"saved {json_path} and {csv_path}"
     )
