@@ -16,7 +16,14 @@ Both return a `DecodeResult` (the new tokens, and per round what was drafted, ac
 appended, with forward counts and times) that notebooks, the CLI, the benchmark and the
 tests all read. Equality with greedy decoding rests on float64 inference (see speclab.gpt).
 
-Left out: sampling (see speclab.sampling), batching several prompts, tree drafts.
+With temperature > 0 both decoders sample (lesson 07): `greedy_decode` becomes plain
+sampling and `speculative_decode` becomes speculative sampling, which replaces `accept` by
+the accept/resample rule of `speclab.sampling.speculative_step` (the output then has exactly
+the target's distribution, not its greedy tokens). Temperature 0 is the greedy path above,
+untouched. A model drafter samples its drafts from its own adjusted distribution
+(`propose_with_probs`); any other drafter counts as the one-hot distribution on its proposal.
+
+Left out: batching several prompts, tree drafts.
 """
 
 import time
@@ -28,6 +35,7 @@ from speclab.acceptance import accept
 from speclab.adaptive import AdaptiveK, FixedK
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
+from speclab.sampling import SamplingSettings, one_hot, sampling_distribution, speculative_step
 from speclab.tokenizer import as_token_list, encode
 
 
@@ -145,7 +153,28 @@ def _prepare(model, prompt_tokens, max_new_tokens):
     return prompt, max_new_tokens
 
 
-def _run(model, prompt, max_new_tokens, drafter, policy, stop, method) -> DecodeResult:
+def _sampling(temperature, top_k, top_p, rng) -> SamplingSettings | None:
+    """The sampling settings, or None for the greedy path (temperature 0)."""
+    settings = SamplingSettings(temperature, top_k, top_p)  # validates all three
+    if settings.greedy:
+        return None
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("sampling (temperature > 0) needs rng=np.random.default_rng(seed)")
+    return settings
+
+
+def _draft_with_probs(drafter, tokens, k, settings, rng, n_vocab):
+    """Drafts and their draft distribution p_draft [len(drafts), n_vocab] (one-hot if unknown)."""
+    if callable(getattr(drafter, "propose_with_probs", None)):
+        drafts, p_draft = drafter.propose_with_probs(tokens, k, settings, rng)
+        return as_token_list(drafts, "drafter output"), np.asarray(p_draft, dtype=np.float64)
+    drafts = as_token_list(drafter.propose(tokens, k), "drafter output")
+    return drafts, one_hot(drafts, n_vocab)
+
+
+def _run(
+    model, prompt, max_new_tokens, drafter, policy, stop, method, settings=None, rng=None
+) -> DecodeResult:
     started = time.perf_counter()
     result = DecodeResult(prompt_tokens=prompt, method=method)
     stops = _stop_sequences(stop)
@@ -160,19 +189,30 @@ def _run(model, prompt, max_new_tokens, drafter, policy, stop, method) -> Decode
         remaining = max_new_tokens - len(output)
         t0 = time.perf_counter()
         drafts = []
+        p_draft = np.zeros((0, model.config.n_vocab))  # [len(drafts), n_vocab] when sampling
         if drafter is not None and remaining > 1:
             k = min(policy.next_k(), remaining - 1)  # never draft past max_new_tokens
-            drafts = as_token_list(drafter.propose(prompt + output, k), "drafter output")
+            if settings is None:
+                drafts = as_token_list(drafter.propose(prompt + output, k), "drafter output")
+            else:
+                drafts, p_draft = _draft_with_probs(
+                    drafter, prompt + output, k, settings, rng, model.config.n_vocab
+                )
             if len(drafts) > k:
                 raise ValueError(f"the drafter proposed {len(drafts)} tokens when asked for {k}")
         t1 = time.perf_counter()
         n_cached = len(cache)
         logits = forward(model.params, model.config, [last] + drafts, cache)  # [k + 1, n_vocab]
-        chosen = np.argmax(logits, axis=-1).tolist()  # the target's pick after each position
-        m = accept(drafts, chosen[:-1]) if drafts else 0
+        if settings is None:
+            chosen = np.argmax(logits, axis=-1).tolist()  # the target's pick after each position
+            m = accept(drafts, chosen[:-1]) if drafts else 0
+            appended = chosen[m]
+        else:  # the accept/resample rule; with no drafts, one plain draw from p_target
+            p_target = sampling_distribution(logits, settings)  # [k + 1, n_vocab]
+            m, appended = speculative_step(p_target, p_draft, drafts, rng)
         cache.truncate(n_cached + 1 + m)  # keep `last` and the accepted drafts
         result.target_forwards += 1
-        round_ = Round(drafts, m, chosen[m], t1 - t0, time.perf_counter() - t1)
+        round_ = Round(drafts, m, appended, t1 - t0, time.perf_counter() - t1)
         result.rounds.append(round_)
         if drafter is not None and drafts is not None:
             policy.update(len(drafts), m)
@@ -190,24 +230,36 @@ def _run(model, prompt, max_new_tokens, drafter, policy, stop, method) -> Decode
     return result
 
 
-def greedy_decode(model, prompt_tokens, max_new_tokens, stop=None) -> DecodeResult:
+def greedy_decode(
+    model, prompt_tokens, max_new_tokens, stop=None, temperature=0.0, top_k=None, top_p=None,
+    rng=None,
+) -> DecodeResult:  # fmt: skip
     """Plain greedy decoding with a KV cache: one target forward per new token.
 
     stop: a string, a token list, or a list of either; decoding ends right after the first
     occurrence in the output (which keeps it).
+    temperature > 0: plain sampling instead (with top_k / top_p, see speclab.sampling),
+    every random draw from rng, an np.random.Generator: the same seed, the same tokens.
     """
     prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
-    return _run(model, prompt, max_new_tokens, None, None, stop, "greedy")
+    settings = _sampling(temperature, top_k, top_p, rng)
+    method = "greedy" if settings is None else "sampling"
+    return _run(model, prompt, max_new_tokens, None, None, stop, method, settings, rng)
 
 
 def speculative_decode(
-    model, drafter, prompt_tokens, max_new_tokens, k, adaptive=True, stop=None, policy=None
-) -> DecodeResult:
+    model, drafter, prompt_tokens, max_new_tokens, k, adaptive=True, stop=None, policy=None,
+    temperature=0.0, top_k=None, top_p=None, rng=None,
+) -> DecodeResult:  # fmt: skip
     """Draft up to k tokens per round, verify them in one forward; same tokens as greedy.
 
     adaptive=True: k is the most drafts per round and `AdaptiveK` picks each round's k;
     adaptive=False: always k. A custom `policy` (with next_k() and update(drafted, accepted))
     overrides both.
+    temperature > 0: speculative sampling (lesson 07), with the same settings applied to
+    target and draft; the output has the distribution of `greedy_decode(..., temperature)`.
+    The same seed gives the same tokens when each round's k is reproducible (adaptive=False,
+    or a policy that does not time rounds): another k consumes the random draws differently.
     """
     prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
     k = _check_int(k, "k", 1)
@@ -215,4 +267,6 @@ def speculative_decode(
         raise TypeError("drafter must have a propose(tokens, k) method")
     if policy is None:
         policy = AdaptiveK(k) if adaptive else FixedK(k)
-    return _run(model, prompt, max_new_tokens, drafter, policy, stop, "speculative")
+    settings = _sampling(temperature, top_k, top_p, rng)
+    method = "speculative" if settings is None else "speculative sampling"
+    return _run(model, prompt, max_new_tokens, drafter, policy, stop, method, settings, rng)

@@ -9,7 +9,9 @@ tells it about rollbacks: it only ever shows the drafter the accepted text.
   Saxena 2023; Hugging Face's `prompt_lookup_num_tokens`, vLLM's n-gram speculator,
   llama.cpp's lookup decoding). Take the last n tokens, find the same n-gram earlier, and
   propose what followed it; n runs from max_ngram down to min_ngram; no match, no draft.
-- `ModelDrafter`: a smaller language model decoding greedily with its own KV cache.
+- `ModelDrafter`: a smaller language model decoding greedily with its own KV cache; for
+  speculative sampling (lesson 07) `propose_with_probs` samples its drafts instead and
+  returns the draft distribution p_draft it drew them from.
 
 Left out: tree drafts (several candidate continuations at once), and drafters that learn
 while decoding.
@@ -19,6 +21,7 @@ import numpy as np
 
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
+from speclab.sampling import sample_token, sampling_distribution
 from speclab.tokenizer import as_token_list
 
 
@@ -138,3 +141,26 @@ class ModelDrafter:
             self._fed.append(drafts[-1])
             drafts.append(int(np.argmax(logits)))
         return drafts
+
+    def propose_with_probs(self, tokens, k, settings, rng: np.random.Generator):
+        """Sample up to k drafts from the draft model's own distribution (lesson 07).
+
+        settings: the `speclab.sampling.SamplingSettings` the target uses too. Returns the
+        drafts and p_draft [len(drafts), n_vocab], the distribution each was drawn from:
+        what speculative sampling needs to accept or reject them.
+        """
+        k = _check_k(k)
+        tokens = as_token_list(tokens)
+        k = min(k, self.model.config.n_ctx - len(tokens)) if tokens else 0
+        if k <= 0:
+            return [], np.zeros((0, self.model.config.n_vocab))
+        logits = self._catch_up(tokens)  # [n_vocab]
+        drafts, rows = [], []
+        for _ in range(k):
+            if drafts:
+                logits = forward(self.model.params, self.model.config, drafts[-1:], self.cache)[-1]
+                self.forwards += 1
+                self._fed.append(drafts[-1])
+            rows.append(sampling_distribution(logits, settings))  # [n_vocab]
+            drafts.append(sample_token(rows[-1], rng))
+        return drafts, np.stack(rows)  # list of k ids, [k, n_vocab]

@@ -1,0 +1,633 @@
+"""Speculative sampling must give exactly the target's distribution; the tests can tell.
+
+Oracles: (1) exact enumeration of every outcome of one round, driving the real step
+functions with scripted uniforms, compared with p_target to 1e-12; (2) a chi-square test of
+100,000 seeded rounds on the shipped models against the target's exact two-token
+distribution, which must catch the biased rule (b); (3) the chi-square survival function
+against printed table values and closed forms; (4) sampling settings against a plain
+Python re-derivation; (5) decoders: temperature 0 is greedy, the same seed the same tokens.
+"""
+
+import itertools
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from speclab.decoding import greedy_decode, speculative_decode
+from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.gpt import GPTConfig, forward
+from speclab.kv_cache import KVCache
+from speclab.sampling import (
+    SIGNIFICANCE,
+    SamplingSettings,
+    acceptance_probability,
+    biased_resample_step,
+    chi_square_sf,
+    chi_square_test,
+    chi_square_two_sample,
+    draw_and_match_step,
+    expected_acceptance,
+    expected_match_acceptance,
+    leftover_distribution,
+    one_hot,
+    regularized_gamma_q,
+    sample_rows,
+    sample_token,
+    sample_tokens,
+    sampling_distribution,
+    speculative_step,
+)
+from speclab.tokenizer import encode
+from speclab.weights import random_model
+
+# --- exact enumeration ------------------------------------------------------------------
+
+
+class NeedAnotherUniform(Exception):
+    pass
+
+
+class ScriptedUniforms:
+    """Stands in for np.random.Generator: random() returns the scripted values in order."""
+
+    def __init__(self, values):
+        self.values, self.used = values, 0
+
+    def random(self):
+        if self.used == len(self.values):
+            raise NeedAnotherUniform
+        self.used += 1
+        return self.values[self.used - 1]
+
+
+def cells(breakpoints):
+    """(midpoint, width) of the intervals between the sorted breakpoints in [0, 1]."""
+    edges = np.unique(np.clip(np.concatenate([[0.0, 1.0], breakpoints]), 0.0, 1.0))
+    return list(zip((edges[1:] + edges[:-1]) / 2, np.diff(edges), strict=True))
+
+
+def enumerate_step(step, p_target, p_draft, tokens, breakpoints):
+    """{(n_accepted, next_token): probability} over all uniforms the step can consume.
+
+    Every decision of a step is "u below a threshold"; if the thresholds are among the
+    breakpoints, the outcome is constant on each cell and the midpoint stands for it.
+    """
+    outcomes = defaultdict(float)
+    grid = cells(breakpoints)
+
+    def explore(prefix, weight):
+        try:
+            outcome = step(p_target, p_draft, tokens, ScriptedUniforms(prefix))
+        except NeedAnotherUniform:
+            for middle, width in grid:
+                explore(prefix + [middle], weight * width)
+            return
+        outcomes[outcome] += weight
+
+    explore([], 1.0)
+    return outcomes
+
+
+def thresholds(p_target, p_draft, tokens):
+    """Every threshold the rules compare a uniform with, computed here independently."""
+    points = [np.cumsum(row) for row in p_target]
+    for i, x in enumerate(tokens):
+        p, q = p_target[i], p_draft[i]
+        points.append([p[x] / q[x] if q[x] > 0 else 1.0])
+        leftover = np.maximum(p - q, 0)
+        points.append(np.cumsum(leftover / leftover.sum() if leftover.sum() > 0 else p))
+    return np.concatenate(points)
+
+
+def markov_pair(rng, n_vocab, zeros=0.3):
+    """A toy target and draft of order 1: P[a] = p(. | last token a), Q[a]; start rows too."""
+
+    def rows(count):
+        raw = rng.dirichlet(np.ones(n_vocab), size=count)
+        raw[rng.random(raw.shape) < zeros] = 0.0  # zeros on both sides
+        raw[np.arange(count), rng.integers(0, n_vocab, count)] += 0.1  # no empty row
+        return raw / raw.sum(axis=1, keepdims=True)
+
+    return rows(n_vocab + 1), rows(n_vocab + 1)  # row n_vocab: after the start
+
+
+def sequence_distribution(step, target, draft, k, n_out):
+    """Exact distribution of the first n_out tokens: one round of `step` with k drafts drawn
+    from the draft, continued by plain sampling from the target if the round emits fewer."""
+    n_vocab = target.shape[1]
+    start = n_vocab
+    joint = defaultdict(float)
+    for drafts in itertools.product(range(n_vocab), repeat=k):
+        context = (start,) + drafts
+        weight = math.prod(draft[context[i], drafts[i]] for i in range(k))
+        if weight == 0:
+            continue
+        p_target = target[list(context)]  # [k + 1, n_vocab]
+        p_draft = draft[list(context[:-1])]  # [k, n_vocab]
+        found = enumerate_step(
+            step, p_target, p_draft, list(drafts), thresholds(p_target, p_draft, drafts)
+        )
+        for (n_accepted, token), probability in found.items():
+            emitted = list(drafts[:n_accepted]) + [token]
+            partial = {tuple(emitted[:n_out]): weight * probability}
+            for _ in range(n_out - len(emitted)):  # plain sampling continues
+                partial = {
+                    seq + (b,): w * target[seq[-1], b]
+                    for seq, w in partial.items()
+                    for b in range(n_vocab)
+                }
+            for seq, w in partial.items():
+                joint[seq] += w
+    return joint
+
+
+def target_sequence_distribution(target, n_out):
+    n_vocab = target.shape[1]
+    exact = {}
+    for seq in itertools.product(range(n_vocab), repeat=n_out):
+        context = (n_vocab,) + seq
+        exact[seq] = math.prod(target[context[i], seq[i]] for i in range(n_out))
+    return exact
+
+
+def max_difference(a, b):
+    return max(abs(a.get(key, 0.0) - b.get(key, 0.0)) for key in set(a) | set(b))
+
+
+def first_token_distribution(step, p, q):
+    """Enumerated distribution [n_vocab] of the first emitted token, k = 1, and P(accept)."""
+    out, accepted = np.zeros_like(p), 0.0
+    for x in np.flatnonzero(q):
+        rows = np.stack([p, p])  # the bonus row does not matter for the first token
+        found = enumerate_step(step, rows, q[None], [x], thresholds(rows, q[None], [x]))
+        for (n_accepted, token), probability in found.items():
+            out[x if n_accepted else token] += q[x] * probability
+            accepted += q[x] * probability * n_accepted
+    return out, accepted
+
+
+SMALL_CASES = {
+    "random": (np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.4, 0.3, 0.2, 0.1])),
+    "draft zeros": (np.array([0.25, 0.25, 0.25, 0.25]), np.array([0.0, 0.5, 0.5, 0.0])),
+    "target zeros": (np.array([0.0, 0.6, 0.0, 0.4]), np.array([0.3, 0.2, 0.3, 0.2])),
+    "identical": (np.array([0.1, 0.6, 0.1, 0.2]), np.array([0.1, 0.6, 0.1, 0.2])),
+    "one-hot draft (lookup)": (np.array([0.5, 0.2, 0.2, 0.1]), np.array([0.0, 0.0, 1.0, 0.0])),
+    "disjoint": (np.array([0.5, 0.5, 0.0, 0.0]), np.array([0.0, 0.0, 0.7, 0.3])),
+    "round-off": (np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.1, 0.2, 0.3, 0.4]) * (1 - 1e-16)),
+}
+
+
+@pytest.mark.parametrize("case", SMALL_CASES)
+def test_exact_rule_reproduces_the_target_by_enumeration(case):
+    p, q = SMALL_CASES[case]
+    out, accepted = first_token_distribution(speculative_step, p, q)
+    assert np.abs(out - p).max() < 1e-12
+    assert accepted == pytest.approx(np.minimum(p, q).sum(), abs=1e-12)
+    assert accepted == pytest.approx(expected_acceptance(p, q), abs=1e-12)
+
+
+@pytest.mark.parametrize("case", SMALL_CASES)
+def test_draw_and_match_is_exact_but_accepts_sum_p_times_q(case):
+    p, q = SMALL_CASES[case]
+    out, accepted = first_token_distribution(draw_and_match_step, p, q)
+    assert np.abs(out - p).max() < 1e-12
+    assert accepted == pytest.approx(float(p @ q), abs=1e-12)
+    assert accepted == pytest.approx(expected_match_acceptance(p, q), abs=1e-12)
+    assert accepted <= np.minimum(p, q).sum() + 1e-15  # sum p q <= sum min(p, q), always
+
+
+@pytest.mark.parametrize("case", SMALL_CASES)
+def test_biased_rule_gives_min_plus_rejected_times_p(case):
+    p, q = SMALL_CASES[case]
+    out, _ = first_token_distribution(biased_resample_step, p, q)
+    beta = np.minimum(p, q).sum()
+    assert np.abs(out - (np.minimum(p, q) + (1 - beta) * p)).max() < 1e-12
+    if case in ("random", "draft zeros", "target zeros", "one-hot draft (lookup)"):
+        assert np.abs(out - p).max() > 0.01  # biased whenever p != q and some q > p...
+    if case in ("identical", "round-off", "disjoint"):
+        assert np.abs(out - p).max() < 1e-12  # ...but not when nothing is ever rejected
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_rule_two_drafts_three_tokens_by_enumeration(seed):
+    target, draft = markov_pair(np.random.default_rng(seed), n_vocab=3)
+    exact = target_sequence_distribution(target, 3)
+    for step in (speculative_step, draw_and_match_step):
+        found = sequence_distribution(step, target, draft, k=2, n_out=3)
+        assert max_difference(found, exact) < 1e-12, step.__name__
+    biased = sequence_distribution(biased_resample_step, target, draft, k=2, n_out=3)
+    assert max_difference(biased, exact) > 1e-3
+
+
+def test_identical_distributions_never_reject():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(16), size=4)  # [4, 16]
+    for _ in range(500):
+        drafts = [int(sample_token(row, rng)) for row in p[:3]]
+        n_accepted, token = speculative_step(p, p[:3], drafts, rng)
+        assert n_accepted == 3 and p[3, token] > 0
+    assert np.allclose(leftover_distribution(p[0], p[0]), p[0])  # no division by zero
+    assert np.isfinite(leftover_distribution(p[0], p[0] * (1 - 1e-16))).all()
+
+
+def test_a_draft_the_drafter_gave_no_mass():
+    rng = np.random.default_rng(1)
+    p = np.array([[0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3]])
+    q = np.array([[0.0, 0.0, 1.0]])  # proposals 0 or 1 have q = 0
+    for _ in range(200):
+        assert speculative_step(p, q, [0], rng)[0] == 1  # p > 0: accepted (the q -> 0 limit)
+        n_accepted, token = speculative_step(p, q, [2], rng)  # p = 0: never accepted
+        assert n_accepted == 0 and token in (0, 1)
+    assert acceptance_probability(p[0], q[0]).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_round_off_inputs_are_cleaned_and_bad_inputs_named():
+    rng = np.random.default_rng(2)
+    p = np.array([[0.7 + 1e-12, 0.3 - 2e-12, -1e-13], [0.2, 0.8, 0.0]])
+    q = np.array([[0.1, 0.9, 0.0]])
+    for _ in range(100):
+        n_accepted, token = speculative_step(p, q, [1], rng)
+        assert token in (0, 1)
+    with pytest.raises(ValueError, match="shape"):
+        speculative_step(p, q, [1, 0], rng)
+    with pytest.raises(ValueError, match="sum to 1"):
+        speculative_step(p * 2, q, [1], rng)
+    with pytest.raises(ValueError, match="negative"):
+        speculative_step(p, np.array([[1.1, -0.1, 0.0]]), [1], rng)
+    with pytest.raises(ValueError, match="vocabulary"):
+        speculative_step(p, q, [3], rng)
+    assert speculative_step(p[:1], np.zeros((0, 3)), [], rng)[0] == 0  # k = 0: a plain draw
+
+
+def test_same_seed_same_round():
+    rng = np.random.default_rng(3)
+    p, q = rng.dirichlet(np.ones(50), size=5), rng.dirichlet(np.ones(50), size=4)
+    drafts = [int(sample_token(row, rng)) for row in q]
+    runs = [
+        [speculative_step(p, q, drafts, np.random.default_rng(s)) for s in range(50)]
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1] and len(set(runs[0])) > 1
+
+
+# --- drawing tokens ---------------------------------------------------------------------
+
+
+def test_samplers_follow_p_and_never_pick_a_zero():
+    rng = np.random.default_rng(4)
+    p = np.array([0.0, 0.5, 0.0, 0.2, 0.3, 0.0])
+    counts = np.bincount(sample_tokens(p, 60_000, rng), minlength=6)
+    assert counts[[0, 2, 5]].sum() == 0
+    assert chi_square_test(counts, p).p_value > SIGNIFICANCE
+    rows = np.stack([p, p[::-1]])
+    picks = sample_rows(np.tile(rows, (30_000, 1)), rng).reshape(30_000, 2)
+    for column, row in zip(picks.T, rows, strict=True):
+        assert chi_square_test(np.bincount(column, minlength=6), row).p_value > SIGNIFICANCE
+    one_at_a_time = np.bincount([sample_token(p, rng) for _ in range(20_000)], minlength=6)
+    assert one_at_a_time[[0, 2, 5]].sum() == 0
+    assert chi_square_test(one_at_a_time, p).p_value > SIGNIFICANCE
+
+
+def test_sample_token_inverts_the_cumulative_sum():
+    p = np.array([0.25, 0.0, 0.5, 0.25, 0.0])
+    for u, want in [(0.0, 0), (0.2499, 0), (0.25, 2), (0.7499, 2), (0.75, 3), (1 - 1e-16, 3)]:
+        assert sample_token(p, ScriptedUniforms([u])) == want
+
+
+# --- sampling settings ------------------------------------------------------------------
+
+
+def settings_by_hand(logits, temperature, top_k, top_p):
+    """Plain Python: scale, softmax, keep the top_k, then the nucleus, renormalise."""
+    n = len(logits)
+    if temperature == 0:
+        best = max(range(n), key=lambda i: (logits[i], -i))
+        return [1.0 if i == best else 0.0 for i in range(n)]
+    weights = [math.exp((x - max(logits)) / temperature) for x in logits]
+    probs = [w / sum(weights) for w in weights]
+    order = sorted(range(n), key=lambda i: (-logits[i], i))
+    kept = set(order[: top_k or n])
+    probs = [probs[i] if i in kept else 0.0 for i in range(n)]
+    probs = [x / sum(probs) for x in probs]
+    if top_p is not None:
+        order = sorted(range(n), key=lambda i: (-probs[i], i))
+        nucleus, mass = set(), 0.0
+        for i in order:
+            if mass >= top_p:
+                break
+            nucleus.add(i)
+            mass += probs[i]
+        probs = [probs[i] if i in nucleus else 0.0 for i in range(n)]
+        probs = [x / sum(probs) for x in probs]
+    return probs
+
+
+@pytest.mark.parametrize(
+    "temperature, top_k, top_p",
+    [(1.0, None, None), (0.7, None, None), (2.5, 3, None), (1.0, None, 0.6), (0.5, 5, 0.9),
+     (0.0, None, None), (0.0, 2, 0.5), (1.0, 1, None), (1.3, None, 1.0), (1.0, 40, None)],
+)  # fmt: skip
+def test_sampling_distribution_matches_a_hand_derivation(temperature, top_k, top_p):
+    rng = np.random.default_rng(5)
+    logits = rng.normal(0, 2, size=(3, 12))
+    logits[0, 4] = logits[0, 7] = logits[0].max() + 1  # a tie at the top
+    settings = SamplingSettings(temperature, top_k, top_p)
+    got = sampling_distribution(logits, settings)  # [3, 12]
+    assert got.shape == (3, 12)
+    for row, logit_row in zip(got, logits, strict=True):
+        assert np.allclose(row, settings_by_hand(list(logit_row), temperature, top_k, top_p))
+        assert row.sum() == pytest.approx(1.0) and (row >= 0).all()
+
+
+def test_greedy_settings_are_one_hot_on_the_argmax_and_bad_settings_fail():
+    logits = np.array([[0.1, 3.0, 3.0, -1.0]])
+    assert sampling_distribution(logits, SamplingSettings(0.0)).tolist() == [[0, 1, 0, 0]]
+    assert SamplingSettings(0.0).greedy and not SamplingSettings(0.1).greedy
+    assert np.array_equal(one_hot([2, 0], 3), [[0, 0, 1], [1, 0, 0]])
+    for bad in ({"temperature": -1}, {"temperature": math.nan}, {"top_k": 0},
+                {"top_k": 2.5}, {"top_p": 0.0}, {"top_p": 1.5}):  # fmt: skip
+        with pytest.raises(ValueError):
+            SamplingSettings(**bad)
+    with pytest.raises(TypeError):
+        SamplingSettings("hot")
+
+
+# --- the chi-square test ----------------------------------------------------------------
+
+# (statistic, df, upper-tail probability) from printed chi-square tables
+CHI_SQUARE_TABLE = [
+    (3.841, 1, 0.05), (6.635, 1, 0.01), (10.828, 1, 0.001), (5.991, 2, 0.05),
+    (7.815, 3, 0.05), (11.070, 5, 0.05), (18.307, 10, 0.05), (23.209, 10, 0.01),
+    (29.588, 10, 0.001), (31.410, 20, 0.05), (43.773, 30, 0.05), (67.505, 50, 0.05),
+    (124.342, 100, 0.05), (135.807, 100, 0.01), (0.004, 1, 0.95), (77.929, 100, 0.95),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("statistic, df, tail", CHI_SQUARE_TABLE)
+def test_chi_square_sf_matches_table_values(statistic, df, tail):
+    # tables round the statistic to 3 decimals: allow what that rounding moves
+    assert chi_square_sf(statistic, df) == pytest.approx(tail, rel=2e-3, abs=2e-4)
+
+
+def test_chi_square_sf_closed_forms():
+    for x in [0.01, 0.5, 1.0, 3.0, 10.0, 50.0, 200.0]:
+        assert chi_square_sf(x, 2) == pytest.approx(math.exp(-x / 2), rel=1e-12)
+        assert chi_square_sf(x, 1) == pytest.approx(math.erfc(math.sqrt(x / 2)), rel=1e-10)
+        # df = 4: Q(2, x/2) = e^(-x/2) (1 + x/2)
+        assert chi_square_sf(x, 4) == pytest.approx(math.exp(-x / 2) * (1 + x / 2), rel=1e-12)
+    assert chi_square_sf(0.0, 7) == 1.0 and chi_square_sf(math.inf, 7) == 0.0
+    assert regularized_gamma_q(3.0, 1e4) == 0.0
+    values = [chi_square_sf(x, 255) for x in np.linspace(150, 400, 26)]
+    assert all(a > b for a, b in zip(values, values[1:], strict=False))
+
+
+def test_chi_square_test_by_hand_and_pooling():
+    # 60 rolls of a die: statistic = sum (o - 10)^2 / 10 = (4 + 1 + 0 + 9 + 1 + 1) / 10
+    result = chi_square_test([12, 9, 10, 7, 11, 11], np.full(6, 1 / 6))
+    assert result.statistic == pytest.approx(1.6) and result.df == 5
+    assert result.p_value == pytest.approx(chi_square_sf(1.6, 5))
+    pooled = chi_square_test([50, 40, 5, 2, 3], [0.5, 0.4, 0.04, 0.03, 0.03])  # 4 + 3 + 3
+    assert pooled.bins == 3 and pooled.df == 2  # the rare ones share one bin of 10 expected
+    assert pooled.statistic == pytest.approx(0.0)
+    joined = chi_square_test([50, 45, 3, 2], [0.5, 0.46, 0.02, 0.02])  # 2 + 2: still rare
+    assert joined.bins == 2 and joined.statistic == pytest.approx((50 - 50) ** 2 / 50)
+    impossible = chi_square_test([10, 1], [1.0, 0.0])
+    assert impossible.p_value == 0.0 and impossible.rejects()
+    same = chi_square_two_sample([30, 20, 50], [60, 40, 100])
+    assert same.statistic == pytest.approx(0.0, abs=1e-12) and same.df == 2
+
+
+# --- decoders with sampling ------------------------------------------------------------
+
+TINY = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=48)
+TINY_DRAFT = GPTConfig(n_layer=1, n_head=1, n_embd=8, n_ctx=48)
+
+
+@pytest.fixture(scope="module")
+def tiny_pair():
+    return random_model(TINY, np.random.default_rng(20)), random_model(
+        TINY_DRAFT, np.random.default_rng(21)
+    )
+
+
+def test_temperature_zero_is_exactly_greedy(tiny_pair):
+    target, draft = tiny_pair
+    prompt = encode("abcabcab")
+    reference = greedy_decode(target, prompt, 20).tokens
+    assert greedy_decode(target, prompt, 20, temperature=0.0, top_k=3).tokens == reference
+    for drafter in (ModelDrafter(draft), PromptLookupDrafter()):
+        result = speculative_decode(target, drafter, prompt, 20, 4, temperature=0.0)
+        assert result.tokens == reference and result.method == "speculative"
+
+
+def test_same_seed_same_tokens_and_seeds_differ(tiny_pair):
+    target, draft = tiny_pair
+    prompt = encode("abcabcab")
+    for settings in ({"temperature": 1.0}, {"temperature": 0.8, "top_k": 20, "top_p": 0.9}):
+        outputs = []
+        for seed in (7, 7, 8):
+            plain = greedy_decode(target, prompt, 25, rng=np.random.default_rng(seed), **settings)
+            spec = [  # a fixed k: an adaptive k that times rounds would draw differently
+                speculative_decode(
+                    target,
+                    make(),
+                    prompt,
+                    25,
+                    3,
+                    adaptive=False,
+                    rng=np.random.default_rng(seed),
+                    **settings,
+                )  # fmt: skip
+                for make in (lambda: ModelDrafter(draft), PromptLookupDrafter)
+            ]
+            assert plain.method == "sampling" and len(plain.tokens) == 25
+            assert all(r.method == "speculative sampling" and len(r.tokens) == 25 for r in spec)
+            outputs.append([plain.tokens] + [r.tokens for r in spec])
+        assert outputs[0] == outputs[1] and outputs[0] != outputs[2]
+    with pytest.raises(TypeError, match="rng"):
+        greedy_decode(target, prompt, 5, temperature=1.0)
+
+
+def test_model_drafter_samples_from_its_own_distribution(tiny_pair):
+    _, draft = tiny_pair
+    drafter = ModelDrafter(draft)
+    settings = SamplingSettings(0.9, top_k=50)
+    rng = np.random.default_rng(9)
+    for tokens in (encode("hello wor"), encode("hello"), encode("help me"), encode("help me!!")):
+        drafts, p_draft = drafter.propose_with_probs(tokens, 4, settings, rng)
+        assert len(drafts) == 4 and p_draft.shape == (4, 256)
+        for i, token in enumerate(drafts):  # uncached oracle: the whole text through forward
+            logits = forward(draft.params, draft.config, tokens + drafts[:i])[-1]
+            assert np.allclose(p_draft[i], sampling_distribution(logits, settings), atol=1e-12)
+            assert p_draft[i, token] > 0
+    assert drafter.propose_with_probs(tokens, 0, settings, rng)[1].shape == (0, 256)
+
+
+def test_decoders_sample_the_target_distribution(tiny_pair):
+    """The decoders wire the rule correctly: their first two tokens follow the target."""
+    target, draft = tiny_pair
+    prompt = encode("ab")
+    settings = SamplingSettings(1.0, top_k=3)  # 3 tokens per position: a small table
+    cache = KVCache(target.config)
+    p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1], settings)
+    exact = np.zeros((256, 256))
+    for a in np.flatnonzero(p0):
+        logits = forward(target.params, target.config, [int(a)], cache)[-1]
+        exact[a] = p0[a] * sampling_distribution(logits, settings)
+        cache.truncate(len(prompt))
+    rng = np.random.default_rng(10)
+    counts = {"plain": np.zeros(256 * 256), "model": np.zeros(256 * 256)}
+    drafter = ModelDrafter(draft)
+    for _ in range(1500):
+        plain = greedy_decode(target, prompt, 2, rng=rng, temperature=1.0, top_k=3).tokens
+        spec = speculative_decode(
+            target, drafter, prompt, 2, 1, rng=rng, temperature=1.0, top_k=3
+        ).tokens
+        counts["plain"][plain[0] * 256 + plain[1]] += 1
+        counts["model"][spec[0] * 256 + spec[1]] += 1
+    for name, observed in counts.items():
+        assert chi_square_test(observed, exact.ravel()).p_value > SIGNIFICANCE, name
+
+
+# --- the real models: 100,000 seeded rounds --------------------------------------------
+
+PROMPT = "    def __init__(self, name, value=None):\n        self."
+EMPIRICAL_SETTINGS = SamplingSettings(temperature=1.0)
+
+
+@pytest.fixture(scope="module")
+def real_distributions():
+    """p0 = target after the prompt, q0 = draft after it, P[a] = target after prompt + a.
+
+    Computed once (257 target forwards, 1 draft forward); every test samples from them.
+    """
+    weights = pytest.importorskip("speclab.weights")
+    try:
+        target, draft = weights.load_target(), weights.load_draft()
+    except FileNotFoundError as missing:
+        pytest.skip(f"shipped weights missing: {missing}")
+    prompt = encode(PROMPT)
+    cache = KVCache(target.config)
+    logits = forward(target.params, target.config, prompt, cache)[-1]
+    p0 = sampling_distribution(logits, EMPIRICAL_SETTINGS)  # [n_vocab]
+    q0 = sampling_distribution(
+        forward(draft.params, draft.config, prompt)[-1], EMPIRICAL_SETTINGS
+    )  # [n_vocab]
+    after = np.zeros((256, 256))  # [a, n_vocab]: the target after prompt + a
+    for a in range(256):
+        after[a] = sampling_distribution(
+            forward(target.params, target.config, [a], cache)[-1], EMPIRICAL_SETTINGS
+        )
+        cache.truncate(len(prompt))
+    return p0, q0, after
+
+
+def run_rounds(step, p0, q0, after, n, seed):
+    """n rounds with k = 1, continued by plain sampling: (first two tokens [n, 2], accepted [n])."""
+    rng = np.random.default_rng(seed)
+    drafts = sample_tokens(q0, n, rng)  # [n], vectorised: each distribution computed once
+    rows = np.stack([np.broadcast_to(p0, after.shape), after], axis=1)  # [a, 2, n_vocab]
+    q_rows = q0[None]  # [1, n_vocab]
+    tokens = np.zeros((n, 2), dtype=np.int64)
+    accepted = np.zeros(n, dtype=bool)
+    for i, x in enumerate(drafts.tolist()):
+        n_accepted, token = step(rows[x], q_rows, [x], rng)
+        accepted[i] = n_accepted == 1
+        tokens[i] = (x, token) if accepted[i] else (token, -1)
+    missing = ~accepted  # one token emitted: the next round's first token, by plain sampling
+    tokens[missing, 1] = sample_rows(after[tokens[missing, 0]], rng)
+    return tokens, accepted
+
+
+def plain_rounds(p0, after, n, seed):
+    rng = np.random.default_rng(seed)
+    first = sample_tokens(p0, n, rng)
+    return np.stack([first, sample_rows(after[first], rng)], axis=1)
+
+
+def pair_counts(tokens):
+    return np.bincount(tokens[:, 0] * 256 + tokens[:, 1], minlength=256 * 256)
+
+
+N_EMPIRICAL = 100_000
+
+
+def test_real_models_exact_rule_passes_biased_rule_fails(real_distributions):
+    p0, q0, after = real_distributions
+    exact_pairs = (p0[:, None] * after).ravel()  # [256 * 256]: P(first = a, second = b)
+    beta, match = expected_acceptance(p0, q0), expected_match_acceptance(p0, q0)
+    assert 0.05 < beta < 0.99  # the draft differs from the target: a test with teeth
+
+    plain = plain_rounds(p0, after, N_EMPIRICAL, seed=100)
+    results = {"plain": chi_square_test(pair_counts(plain), exact_pairs)}
+    accept_rates = {}
+    for name, step in [("exact", speculative_step), ("match", draw_and_match_step),
+                       ("biased", biased_resample_step)]:  # fmt: skip
+        tokens, accepted = run_rounds(step, p0, q0, after, N_EMPIRICAL, seed=101)
+        results[name] = chi_square_test(pair_counts(tokens), exact_pairs)
+        accept_rates[name] = accepted.mean()
+        if name == "exact":
+            results["exact vs plain"] = chi_square_two_sample(
+                pair_counts(tokens), pair_counts(plain)
+            )
+    summary = {name: (round(r.statistic, 1), r.df, r.p_value) for name, r in results.items()}
+    for name in ("plain", "exact", "match", "exact vs plain"):
+        assert not results[name].rejects(SIGNIFICANCE), summary
+    assert results["biased"].rejects(SIGNIFICANCE) and results["biased"].p_value < 1e-9, summary
+
+    # acceptance: each rate where theory puts it, and (a) measurably below the exact rule
+    se = math.sqrt(0.25 / N_EMPIRICAL)  # the largest binomial standard error
+    assert abs(accept_rates["exact"] - beta) < 5 * se
+    assert abs(accept_rates["biased"] - beta) < 5 * se  # same test, different resampling
+    assert abs(accept_rates["match"] - match) < 5 * se
+    assert accept_rates["exact"] - accept_rates["match"] > 10 * se
+
+
+@pytest.mark.slow
+def test_real_models_end_to_end_decoder_distribution():
+    """speculative_decode itself (draft model, k = 3) over 4,000 seeds: first two tokens."""
+    from speclab.weights import load_draft, load_target
+
+    target, draft = load_target(), load_draft()
+    prompt = encode(PROMPT)
+    cache = KVCache(target.config)
+    p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1])
+    exact = np.zeros((256, 256))
+    for a in range(256):
+        exact[a] = p0[a] * sampling_distribution(
+            forward(target.params, target.config, [a], cache)[-1]
+        )
+        cache.truncate(len(prompt))
+    counts = np.zeros(256 * 256)
+    drafter = ModelDrafter(draft)
+    for seed in range(4000):
+        tokens = speculative_decode(
+            target, drafter, prompt, 2, 3, rng=np.random.default_rng(seed), temperature=1.0
+        ).tokens
+        counts[tokens[0] * 256 + tokens[1]] += 1
+    assert chi_square_test(counts, exact.ravel()).p_value > SIGNIFICANCE
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 1.5])
+def test_real_models_one_million_rounds(temperature):
+    """The fast test's check at 1,000,000 rounds and three temperatures (about a minute each)."""
+    from speclab.weights import load_draft, load_target
+
+    target, draft = load_target(), load_draft()
+    settings = SamplingSettings(temperature)
+    prompt = encode(PROMPT)
+    p0 = sampling_distribution(forward(target.params, target.config, prompt)[-1], settings)
+    q0 = sampling_distribution(forward(draft.params, draft.config, prompt)[-1], settings)
+    rng = np.random.default_rng(200)
+    n = 1_000_000
+    rows = np.stack([p0, p0])  # the bonus row does not matter for the first token
+    for step, should_pass in [(speculative_step, True), (biased_resample_step, False)]:
+        first = []
+        for x in sample_tokens(q0, n, rng).tolist():
+            n_accepted, token = step(rows, q0[None], [x], rng)
+            first.append(x if n_accepted else token)
+        result = chi_square_test(np.bincount(first, minlength=256), p0)
+        assert result.rejects() != should_pass, (temperature, step.__name__, result)
