@@ -141,6 +141,33 @@ def test_numpy_call_seconds_is_a_small_positive_time():
     assert 0 < seconds < 1
 
 
+def test_cpu_caches_are_sizes_in_bytes():
+    caches = bench.cpu_caches()
+    assert all(isinstance(size, int) and size > 0 for size in caches.values())
+    assert all(name in {"L1d", "L1", "L2", "L3", "L4"} for name in caches)
+    assert bench.machine_record()["caches"] == caches
+
+
+def test_skeleton_model_makes_the_same_calls_on_tiny_arrays(tiny_model):
+    skeleton = bench.skeleton_model(tiny_model.config, np.random.default_rng(0))
+    assert skeleton.config.n_embd == tiny_model.config.n_head
+    assert skeleton.config.n_layer == tiny_model.config.n_layer
+    tokens = [1, 2, 3]
+    _, _, calls = bench.instrumented_forward(skeleton.params, skeleton.config, tokens,
+                                             KVCache(skeleton.config))  # fmt: skip
+    _, _, real_calls = bench.instrumented_forward(tiny_model.params, tiny_model.config, tokens,
+                                                  KVCache(tiny_model.config))  # fmt: skip
+    assert calls == real_calls
+
+
+def test_forward_times_per_model(tiny_model):
+    skeleton = bench.skeleton_model(tiny_model.config, np.random.default_rng(0))
+    times = bench.forward_times({"model": tiny_model, "skeleton": skeleton},
+                                np.random.default_rng(0), n_past=8, n_new=2, repeats=3)  # fmt: skip
+    assert set(times) == {"model", "skeleton"}
+    assert all(t.shape == (3,) for t in times.values())
+
+
 def test_width_sweep_one_curve_per_width():
     curves = bench.width_sweep([32, 64], np.random.default_rng(0), n_new_values=[1, 5],
                                n_past=8, n_layer=1, repeats=2)  # fmt: skip

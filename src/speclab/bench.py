@@ -53,6 +53,26 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_caches() -> dict[str, int]:
+    """Data cache sizes in bytes of the first processor, {"L1d": ..., "L2": ..., "L3": ...}.
+
+    Read from Linux's sysfs; empty where the system does not say.
+    """
+    units = {"K": 1024, "M": 1024**2, "G": 1024**3}
+    caches = {}
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level, kind, size = ((index / f).read_text().strip() for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        if kind == "Instruction" or not size:
+            continue
+        multiplier = units.get(size[-1], 1)
+        digits = size[:-1] if size[-1] in units else size
+        caches[f"L{level}" + ("d" if kind == "Data" else "")] = int(digits) * multiplier
+    return caches
+
+
 def blas_record() -> list[dict]:
     """Each BLAS library numpy loaded: library, version, kernel (architecture), threads."""
     from threadpoolctl import threadpool_info
@@ -82,6 +102,7 @@ def machine_record() -> dict:
         "platform": platform.platform(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
+        "caches": cpu_caches(),
         "blas": blas_record(),
         "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),  # None: not set
@@ -183,7 +204,7 @@ class Timings:
         return int(found[0])
 
     def ratios(self, base) -> np.ndarray:
-        """Per-round ratio of every setting to `base`, paired within a round: [n_settings, repeats]."""
+        """Each setting's time over base's in the same round: [n_settings, repeats]."""
         return self.times / self.times[self.index(base)]
 
     def ratio(self, value, base) -> dict:
@@ -433,6 +454,37 @@ def numpy_call_seconds(rng: np.random.Generator, n_calls: int = 500, repeats: in
 
     measured = interleaved_times({"tiny": (lambda: None, calls)}, repeats, rng)
     return float(np.median(measured["tiny"]) / n_calls)
+
+
+def skeleton_model(config: GPTConfig, rng: np.random.Generator) -> Model:
+    """A model with the same blocks, heads and context, but width n_head (d_head = 1).
+
+    It makes every numpy call the real model makes, on arrays with almost no numbers:
+    its forward time is (nearly) the fixed cost of those calls.
+    """
+    shape = GPTConfig(config.n_layer, config.n_head, config.n_head, config.n_ctx, config.n_vocab)
+    return random_model(shape, rng)
+
+
+def forward_times(
+    models: dict[str, Model],
+    rng: np.random.Generator,
+    n_past: int = 256,
+    n_new: int = 1,
+    repeats: int = 15,
+) -> dict[str, np.ndarray]:
+    """Seconds of one cached forward over n_new positions per model, interleaved.
+
+    Returns {name: [repeats]}; every model sees its own random tokens and the same n_past.
+    """
+    tasks = {}
+    for name, model in models.items():
+        _check_fits(model.config, n_past + n_new)
+        tokens = rng.integers(0, model.config.n_vocab, n_past + n_new)  # [n_seq]
+        cache = filled_cache(model, tokens[: max(n_past, 1)])
+        work = partial(forward, model.params, model.config, tokens[n_past:], cache)
+        tasks[name] = (partial(cache.truncate, n_past), work)
+    return interleaved_times(tasks, repeats, rng)
 
 
 def width_model(n_embd: int, rng: np.random.Generator, n_layer: int = 2, n_ctx: int = 320) -> Model:
