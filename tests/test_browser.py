@@ -1,0 +1,192 @@
+"""Every lesson notebook as a learner meets it: JupyterLab in headless Chromium.
+
+Run with `make test-browser` (`pytest -m browser`); `make test` leaves it out. For each
+notebook in notebooks/ (globbed, so new lessons are tested as they land): open it in
+JupyterLab, run all cells, wait for the kernel, then assert that no cell shows an error,
+that every widget output renders as a widget (no "Error displaying widget", no
+"Model not found", no plain-text `IntSlider(...)` where a slider should be), and that
+moving the notebook's first slider (typed into its readout, then Enter) changes the text
+or picture in that cell; a notebook without sliders gets a character typed into its first
+text box instead. Screenshots go to build/screenshots/: NAME.png (the whole notebook after
+run-all), NAME-widget.png (one screen at the first widget) and NAME-after-change.png.
+
+Without /usr/bin/chromium these tests are skipped, unless SPECLAB_REQUIRE_BROWSER=1 (as
+in .ci/run), where a missing browser is a failure. SPECLAB_README_SCREENSHOT=1 also copies
+the first notebook's widget screenshot to docs/screenshot.png, the image README.md opens with.
+"""
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from browser_support import (
+    CHROMIUM,
+    SLIDER,
+    TEXT_BOX,
+    WIDGET_ERRORS,
+    WIDGET_MIME,
+    chromium,
+    edit_text_box,
+    federated_extensions,
+    jupyter_lab,
+    move_slider,
+    notebook_report,
+    open_notebook,
+    run_all_cells,
+    screenshot_at,
+    screenshot_notebook,
+)
+
+from speclab.paths import repo_root
+
+pytestmark = pytest.mark.browser
+
+# SPECLAB_BROWSER_NOTEBOOKS=DIR tests the notebooks in another folder (for debugging).
+NOTEBOOK_DIR = Path(os.environ.get("SPECLAB_BROWSER_NOTEBOOKS") or repo_root() / "notebooks")
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+SCREENSHOTS = repo_root() / "build" / "screenshots"
+README_SCREENSHOT = repo_root() / "docs" / "screenshot.png"
+WIDGETS_EXTENSION = "@jupyter-widgets/jupyterlab-manager"  # the lab extension of ipywidgets
+RUN_TIMEOUT_S = 900.0  # per notebook; lessons 04-07 time real forwards on 2 cores
+# In a widget's plain-text repr (what shows when the widget extension is missing).
+SLIDER_REPR = re.compile(r"\b(?:Int|Float|FloatLog)(?:Range)?Slider\(")
+
+
+def _require_chromium():
+    if CHROMIUM.exists():
+        return
+    message = f"{CHROMIUM} is missing (Debian: apt-get install chromium)"
+    if os.environ.get("SPECLAB_REQUIRE_BROWSER") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    _require_chromium()
+    with jupyter_lab(NOTEBOOKS, tmp_path_factory.mktemp("jupyter")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(lab, tmp_path_factory):
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context
+
+
+@pytest.fixture
+def page(browser, lab):
+    page = browser.new_page()
+    try:
+        yield page
+    finally:
+        page.close()
+        lab.shut_down_sessions()
+
+
+def test_there_are_notebooks_to_open():
+    assert NOTEBOOKS, f"no notebooks in {NOTEBOOK_DIR}"
+
+
+def _timeout_for(notebook) -> float:
+    import json
+
+    metadata = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {})
+    return float(metadata.get("execution", {}).get("timeout") or RUN_TIMEOUT_S)
+
+
+def _errors_shown(cells: list[dict]) -> list[str]:
+    problems = []
+    for cell in cells:
+        where = f"cell {cell['index']}"
+        for output in cell["outputs"]:
+            if output["output_type"] == "error":
+                problems.append(f"{where}: {output['ename']}: {output['evalue']}")
+        for text in cell["stderr"]:
+            if "Error" in text or "Traceback" in text:
+                problems.append(f"{where} stderr: {text[:500]}")
+    return problems
+
+
+def _widget_problems(cells: list[dict]) -> list[str]:
+    """Each widget output must render as a widget; a slider in its repr must be a slider."""
+    problems = []
+    for cell in cells:
+        where = f"cell {cell['index']}"
+        for text in (shown["text"] for shown in cell["shown"]):
+            problems += [
+                f"{where}: shows {error!r}: {text[:300]}"
+                for error in WIDGET_ERRORS
+                if error in text
+            ]
+        if len(cell["shown"]) != len(cell["outputs"]):
+            problems.append(f"{where}: {len(cell['outputs'])} outputs, {len(cell['shown'])} shown")
+            continue
+        for output, shown in zip(cell["outputs"], cell["shown"], strict=True):
+            if WIDGET_MIME not in output["mimes"]:
+                if SLIDER_REPR.search(shown["text"]):
+                    problems.append(f"{where}: a slider shown as text: {shown['text'][:300]}")
+                continue
+            if shown["mime"] is not None or not shown["widget_views"]:
+                problems.append(
+                    f"{where}: a widget shown as {shown['mime']}: {shown['text'][:300]}"
+                )
+            elif shown["height"] < 5:
+                problems.append(f"{where}: a widget output is empty")
+            elif SLIDER_REPR.search(output["plain"]) and not shown["sliders"]:
+                problems.append(f"{where}: the widget has a slider, but no .widget-slider is shown")
+    return problems
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_in_jupyterlab(notebook, lab, page):
+    name = notebook.name
+    started = time.monotonic()
+    open_notebook(page, lab, name)
+    assert WIDGETS_EXTENSION in federated_extensions(page), (
+        f"{WIDGETS_EXTENSION} (package jupyterlab_widgets) was not loaded: "
+        "is the venv's share/jupyter/labextensions on Jupyter's data path?"
+    )
+    finished_ok = run_all_cells(page, name, _timeout_for(notebook))
+    cells = notebook_report(page, name)
+    shot = SCREENSHOTS / f"{notebook.stem}.png"
+    screenshot_notebook(page, shot)
+
+    errors = _errors_shown(cells)
+    assert not errors, f"{name} shows errors (screenshot {shot}):\n" + "\n".join(errors)
+    assert finished_ok, f"{name}: run-all stopped early (screenshot {shot})"
+    not_run = [cell["index"] for cell in cells if cell["execution_count"] is None]
+    assert not not_run, f"{name}: cells never ran: {not_run}"
+    widget_problems = _widget_problems(cells)
+    assert not widget_problems, f"{name} (screenshot {shot}):\n" + "\n".join(widget_problems)
+
+    widgets = page.locator(".jp-Notebook .jp-OutputArea-output > .jupyter-widgets")
+    if widgets.count():
+        cell = widgets.first.locator("xpath=ancestor::div[contains(@class, 'jp-Cell ')][1]")
+        widget_shot = SCREENSHOTS / f"{notebook.stem}-widget.png"
+        screenshot_at(page, cell, widget_shot)
+        if os.environ.get("SPECLAB_README_SCREENSHOT") == "1" and notebook == NOTEBOOKS[0]:
+            README_SCREENSHOT.parent.mkdir(exist_ok=True)
+            shutil.copyfile(widget_shot, README_SCREENSHOT)
+
+    if page.locator(SLIDER).count():
+        moved = move_slider(page, name)
+        label = moved["slider_before"]["description"]
+        assert moved["before"] != moved["after"], (
+            f"{name}: slider {label!r} moved to {moved['typed']}, but its cell's text and "
+            f"pictures stayed the same"
+        )
+    elif page.locator(TEXT_BOX).count():  # no slider: a text box drives the lesson's widget
+        typed = edit_text_box(page, name)
+        assert typed["before"] != typed["after"], (
+            f"{name}: typed {typed['value_before']!r} -> {typed['value_after']!r}, but its "
+            "cell's text and pictures stayed the same"
+        )
+    if page.locator(f"{SLIDER}, {TEXT_BOX}").count():
+        later = _errors_shown(notebook_report(page, name))
+        assert not later, f"{name}: errors after changing a widget:\n" + "\n".join(later)
+        screenshot_notebook(page, SCREENSHOTS / f"{notebook.stem}-after-change.png")
+    print(f"{name}: {time.monotonic() - started:.0f} s in the browser")
