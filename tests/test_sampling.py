@@ -631,3 +631,17 @@ def test_real_models_one_million_rounds(temperature):
             first.append(x if n_accepted else token)
         result = chi_square_test(np.bincount(first, minlength=256), p0)
         assert result.rejects() != should_pass, (temperature, step.__name__, result)
+
+
+def test_decoder_takes_the_alternative_rules(tiny_pair):
+    target, draft = tiny_pair
+    prompt = encode("abcabcab")
+    for rule in (draw_and_match_step, biased_resample_step):
+        runs = [
+            speculative_decode(
+                target, ModelDrafter(draft), prompt, 20, 3, adaptive=False, temperature=1.0,
+                rng=np.random.default_rng(4), rule=rule,
+            ).tokens
+            for _ in range(2)
+        ]  # fmt: skip
+        assert runs[0] == runs[1] and len(runs[0]) == 20

@@ -173,8 +173,9 @@ def _draft_with_probs(drafter, tokens, k, settings, rng, n_vocab):
 
 
 def _run(
-    model, prompt, max_new_tokens, drafter, policy, stop, method, settings=None, rng=None
-) -> DecodeResult:
+    model, prompt, max_new_tokens, drafter, policy, stop, method, settings=None, rng=None,
+    rule=speculative_step,
+) -> DecodeResult:  # fmt: skip
     started = time.perf_counter()
     result = DecodeResult(prompt_tokens=prompt, method=method)
     stops = _stop_sequences(stop)
@@ -209,7 +210,7 @@ def _run(
             appended = chosen[m]
         else:  # the accept/resample rule; with no drafts, one plain draw from p_target
             p_target = sampling_distribution(logits, settings)  # [k + 1, n_vocab]
-            m, appended = speculative_step(p_target, p_draft, drafts, rng)
+            m, appended = rule(p_target, p_draft, drafts, rng)
         cache.truncate(n_cached + 1 + m)  # keep `last` and the accepted drafts
         result.target_forwards += 1
         round_ = Round(drafts, m, appended, t1 - t0, time.perf_counter() - t1)
@@ -249,7 +250,7 @@ def greedy_decode(
 
 def speculative_decode(
     model, drafter, prompt_tokens, max_new_tokens, k, adaptive=True, stop=None, policy=None,
-    temperature=0.0, top_k=None, top_p=None, rng=None,
+    temperature=0.0, top_k=None, top_p=None, rng=None, rule=speculative_step,
 ) -> DecodeResult:  # fmt: skip
     """Draft up to k tokens per round, verify them in one forward; same tokens as greedy.
 
@@ -260,6 +261,8 @@ def speculative_decode(
     target and draft; the output has the distribution of `greedy_decode(..., temperature)`.
     The same seed gives the same tokens when each round's k is reproducible (adaptive=False,
     or a policy that does not time rounds): another k consumes the random draws differently.
+    rule: the accept/resample function when sampling; lesson 07 passes the alternatives of
+    speclab.sampling (draw_and_match_step, biased_resample_step) to compare them.
     """
     prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
     k = _check_int(k, "k", 1)
@@ -269,4 +272,4 @@ def speculative_decode(
         policy = AdaptiveK(k) if adaptive else FixedK(k)
     settings = _sampling(temperature, top_k, top_p, rng)
     method = "speculative" if settings is None else "speculative sampling"
-    return _run(model, prompt, max_new_tokens, drafter, policy, stop, method, settings, rng)
+    return _run(model, prompt, max_new_tokens, drafter, policy, stop, method, settings, rng, rule)
