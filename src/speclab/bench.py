@@ -23,6 +23,7 @@ Left out: GPUs (only modelled), batching of several sequences, and float16.
 
 import csv
 import json
+import math
 import os
 import platform
 import sys
@@ -326,7 +327,7 @@ def _attention_timed(q, k, v, n_past: int, seconds: dict, calls: dict):
     """gpt.attention's arithmetic, in timed pieces. q [n_head, n_new, d_head] -> same."""
     n_new, n_seq = q.shape[1], k.shape[1]
     t = partial(_timed, seconds, calls)
-    scores = t("attention matmuls", lambda: q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]))
+    scores = t("attention matmuls", lambda: q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1]))
     future = t(
         "softmax + mask",
         lambda: np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None],
