@@ -1,0 +1,222 @@
+"""`speclab demo`: speculative decoding on the shipped model, shown round by round (lesson 05).
+
+Runs plain greedy decoding and speculative decoding on one prompt, prints the continuation
+with every token marked by where it came from (accepted draft, the target's correction,
+bonus token, plain step; see `speclab.render`), then the round statistics and whether the
+two outputs are the same bytes. Colour follows the usual conventions: only on a terminal,
+never when NO_COLOR is set and non-empty, unless `--color always` asks for it.
+
+`EXAMPLES` are the built-in prompts that lesson 05 offers too: a code edit (a function
+and the start of its edited copy), a verbatim repeat, and free text. They were written
+for this project.
+
+Left out: timing worth the name (one run each here; `speclab bench` interleaves repeats).
+"""
+
+import argparse
+import os
+import sys
+
+from speclab.decoding import greedy_decode, speculative_decode
+from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.render import legend_ansi, render_ansi
+from speclab.tokenizer import decode, encode
+from speclab.weights import load, load_draft, load_target
+
+_FUNCTION = '''def moving_average(values, window):
+    """Return the mean of every run of `window` neighbouring values."""
+    averages = []
+    for start in range(len(values) - window + 1):
+        chunk = values[start:start + window]
+        averages.append(sum(chunk) / window)
+    return averages
+'''
+EXAMPLES = {
+    # copy-heavy: the model repeats the function with one name changed
+    "code-edit": _FUNCTION + "\n# edited:\ndef moving_average(values_2, window):\n",
+    # copy-heavy: the model repeats the function as it is
+    "repeat": _FUNCTION + "\n# again:\n" + _FUNCTION.split("\n")[0] + "\n",
+    # free text: little to look up
+    "free-text": (
+        "# Notes on the design of the scheduler\n"
+        "#\n"
+        "# Each worker takes the oldest job from the queue, runs it, and reports the\n"
+        "# result to the main thread. When a job fails, the"
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Decode a prompt with the shipped target model twice, plain greedy and speculative "
+        "(draft k tokens, verify them in one target forward), print the continuation with "
+        "each token marked by where it came from, the round statistics, and whether both "
+        "outputs are the same bytes. Exit status 0 when they are, 1 when not, 2 for bad "
+        "arguments."
+    )
+    parser.epilog = (
+        "examples:  speclab demo --example code-edit --k 4\n"
+        "           speclab demo $'def add(a, b):\\n    return a + b\\n\\ndef add(' --drafter model\n"
+        "Prompts are bytes (one token each); use $'...' in bash for line breaks."
+    )
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("prompt", nargs="?", help="the prompt text (or use --example)")
+    parser.add_argument(
+        "--example",
+        choices=sorted(EXAMPLES),
+        help="a built-in prompt instead: code-edit and repeat are copy-heavy, free-text is not",
+    )
+    parser.add_argument("--k", type=int, default=4, help="most drafts per round (default 4)")
+    parser.add_argument(
+        "--drafter",
+        choices=("lookup", "model"),
+        default="lookup",
+        help="lookup: propose what followed the last n-gram earlier in the text (default); "
+        "model: the shipped small draft model",
+    )
+    parser.add_argument(
+        "--max-new-tokens", type=int, default=120, help="tokens to generate (default 120)"
+    )
+    parser.add_argument(
+        "--fixed-k",
+        action="store_true",
+        help="draft exactly k every round (default: adapt k between 1 and k)",
+    )
+    parser.add_argument("--max-ngram", type=int, default=3, help="lookup: longest n-gram (3)")
+    parser.add_argument("--min-ngram", type=int, default=1, help="lookup: shortest n-gram (1)")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="auto (default): colour only on a terminal and when NO_COLOR is unset or empty",
+    )
+    parser.add_argument("--target", metavar="NPZ", help="target weights (default: shipped)")
+    parser.add_argument("--draft", metavar="NPZ", help="draft weights (default: shipped)")
+
+
+def use_color(choice: str, stream=None) -> bool:
+    """Whether to write escape codes: `always`, `never`, or auto (a terminal and no NO_COLOR)."""
+    if choice != "auto":
+        return choice == "always"
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+class DemoError(Exception):
+    """A one-line problem with the arguments or the files (status 2 or 1)."""
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
+
+
+def _prompt_text(args) -> tuple[str, str]:
+    """(label, text) of the prompt from the positional argument or --example."""
+    if args.example and args.prompt is not None:
+        raise DemoError("give a prompt or --example, not both")
+    if args.example:
+        return args.example, EXAMPLES[args.example]
+    if args.prompt is None:
+        raise DemoError("give a prompt (text) or --example NAME; see speclab demo --help")
+    if not args.prompt:
+        raise DemoError("the prompt is empty: give at least one character")
+    return "your prompt", args.prompt
+
+
+def _load(path, default_loader, what: str):
+    try:
+        return load(path) if path else default_loader()
+    except FileNotFoundError as error:
+        hint = "" if path else f" (train it: speclab train {what})"
+        raise DemoError(f"{error}{hint}", status=1) from None
+    except ValueError as error:
+        raise DemoError(str(error), status=1) from None
+
+
+def _check_numbers(args) -> None:
+    """The settings that need no model: checked before anything is loaded."""
+    if args.k < 1:
+        raise DemoError(f"--k must be at least 1, got {args.k}")
+    if args.max_new_tokens < 1:
+        raise DemoError(f"--max-new-tokens must be at least 1, got {args.max_new_tokens}")
+    if not 1 <= args.min_ngram <= args.max_ngram:
+        raise DemoError(
+            f"need 1 <= --min-ngram <= --max-ngram, got {args.min_ngram} and {args.max_ngram}"
+        )
+
+
+def _check_context(args, prompt_tokens: list[int], n_ctx: int) -> None:
+    if len(prompt_tokens) + args.max_new_tokens > n_ctx:
+        raise DemoError(
+            f"the prompt ({len(prompt_tokens)} tokens) + --max-new-tokens "
+            f"({args.max_new_tokens}) exceeds the model's context window of {n_ctx} tokens"
+        )
+
+
+def statistics_lines(spec, greedy) -> list[str]:
+    """The round statistics of a speculative run next to its greedy reference."""
+    saved = greedy.target_forwards - spec.target_forwards
+    return [
+        f"rounds: {len(spec.rounds)}   target forwards: {spec.target_forwards} "
+        f"(greedy: {greedy.target_forwards}, saved: {saved})   "
+        f"tokens per target forward: {spec.tokens_per_target_forward:.2f}",
+        f"drafted: {spec.drafted_count}   accepted: {spec.accepted_count} "
+        f"(accepted/drafted: {spec.accepted_over_drafted:.2f})   "
+        f"mean accepted length: {spec.mean_accepted_length:.2f} tokens per round",
+        f"time: speculative {spec.seconds:.3f} s, greedy {greedy.seconds:.3f} s "
+        "(one run each, not a benchmark: see speclab bench)",
+    ]
+
+
+def match_line(spec, greedy) -> tuple[bool, str]:
+    """Whether the two outputs are the same bytes, said in one line."""
+    same = bytes(spec.tokens) == bytes(greedy.tokens)
+    if same:
+        return True, f"matches greedy decoding byte for byte: yes ({len(spec.tokens)} bytes)"
+    first = next(
+        (i for i, (a, b) in enumerate(zip(spec.tokens, greedy.tokens, strict=False)) if a != b),
+        min(len(spec.tokens), len(greedy.tokens)),
+    )
+    return False, f"matches greedy decoding byte for byte: NO (first difference at byte {first})"
+
+
+def run(args) -> int:
+    try:
+        return _run(args)
+    except DemoError as error:
+        print(f"speclab demo: error: {error}", file=sys.stderr)
+        return error.status
+
+
+def _run(args) -> int:
+    label, prompt = _prompt_text(args)
+    prompt_tokens = encode(prompt)
+    _check_numbers(args)
+    target = _load(args.target, load_target, "target")
+    _check_context(args, prompt_tokens, target.config.n_ctx)
+    if args.drafter == "lookup":
+        drafter = PromptLookupDrafter(args.max_ngram, args.min_ngram)
+    else:
+        drafter = ModelDrafter(_load(args.draft, load_draft, "draft"))
+    greedy = greedy_decode(target, prompt_tokens, args.max_new_tokens)
+    spec = speculative_decode(
+        target, drafter, prompt_tokens, args.max_new_tokens, args.k, adaptive=not args.fixed_k
+    )
+    color = use_color(args.color)
+    policy = "exactly" if args.fixed_k else "adaptive, at most"
+    print(f"== prompt ({label}, {len(prompt_tokens)} bytes) ==")
+    print(f"\x1b[2m{prompt}\x1b[0m" if color else prompt)
+    print(
+        f"== continuation: {len(spec.tokens)} tokens; target {target.name or 'model'}, "
+        f"drafter {drafter.name}, {policy} k = {args.k} drafts per round =="
+    )
+    print(render_ansi(spec, color=color))
+    print(f"== legend == {legend_ansi(color)}")
+    print("\n".join(statistics_lines(spec, greedy)))
+    same, line = match_line(spec, greedy)
+    print(line)
+    if not same:  # cannot happen unless decoding is broken: say what to compare
+        print(f"greedy continuation was: {decode(greedy.tokens)!r}")
+    return 0 if same else 1

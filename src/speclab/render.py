@@ -1,0 +1,218 @@
+"""Speculative decoding's rounds shown as text for people (lesson 05 and `speclab demo`).
+
+Every new token of a `DecodeResult` came from one of four places, its *role*:
+
+- ``accepted``:   drafted, and the target agreed (the tokens speculation gets for free)
+- ``correction``: the target's own token at the first rejected draft (the rest is dropped)
+- ``bonus``:      the target's own token after a round whose drafts were all accepted
+- ``plain``:      the target's own token in a round with no draft (a plain greedy step)
+
+`token_roles` lists them; `render_html` (notebooks) and `render_ansi` (terminals) colour
+them. Colour is never the only cue, so a page printed in black and white or read by a
+colour-blind learner still tells the roles apart:
+
+| role       | colour (Okabe-Ito)  | HTML                   | terminal             | no colour |
+|------------|---------------------|------------------------|----------------------|-----------|
+| accepted   | bluish green        | underlined             | underlined           | ‹abc›     |
+| correction | vermillion          | bold, wavy underline   | bold                 | [x]       |
+| bonus      | blue                | bold, boxed            | reverse video        | {x}       |
+| plain      | none                | as is                  | as is                | as is     |
+
+Tokens are bytes: a character split over two roles takes the role of its last byte.
+A marked run that is only whitespace shows its line breaks, tabs and spaces as ↵, → and ·,
+so that a correction that is a newline can still be seen.
+Left out: the rejected drafts themselves (the per-round table shows them).
+"""
+
+import codecs
+import html
+from dataclasses import dataclass
+
+from speclab.tokenizer import token_str
+
+ROLES = ("accepted", "correction", "bonus", "plain")
+ROLE_MEANING = {
+    "accepted": "draft token the target accepted",
+    "correction": "the target's token where it rejected a draft",
+    "bonus": "the target's bonus token after a fully accepted draft",
+    "plain": "the target's token in a round with no draft",
+}
+PLAIN_MARKS = {"accepted": ("\u2039", "\u203a"), "correction": ("[", "]"), "bonus": ("{", "}")}
+HTML_STYLES = {
+    "accepted": "background:#CCEBDF;color:#00573F;text-decoration:underline 2px #009E73;"
+    "text-underline-offset:3px",
+    "correction": "background:#F6D2BC;color:#7A2E00;font-weight:bold;"
+    "text-decoration:underline wavy #D55E00;text-underline-offset:3px",
+    "bonus": "background:#CFE2F1;color:#003F66;font-weight:bold;outline:2px solid #0072B2;"
+    "outline-offset:-1px",
+    "plain": "",
+}
+# SGR codes: 256-colour foregrounds near Okabe-Ito, plus the style that survives monochrome
+ANSI_STYLES = {
+    "accepted": "38;5;36;4",  # bluish green, underlined
+    "correction": "38;5;166;1",  # vermillion, bold
+    "bonus": "38;5;32;1;7",  # blue, bold, reverse video
+    "plain": "",
+}
+ANSI_RESET = "\x1b[0m"
+VISIBLE = {"\n": "\u21b5\n", "\t": "\u2192\t", " ": "\u00b7"}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of decoded text from one round with one role."""
+
+    text: str
+    role: str
+    round_index: int  # 0-based index into result.rounds
+
+
+def round_role(drafted: list[int], accepted: int) -> str:
+    """The role of the token the target appends at the end of a round."""
+    if not drafted:
+        return "plain"
+    return "bonus" if accepted == len(drafted) else "correction"
+
+
+def token_roles(result) -> list[tuple[int, str, int]]:
+    """(token, role, round index) for every new token of a DecodeResult, in order.
+
+    A stop sequence can cut the last round short: only len(result.tokens) are listed.
+    """
+    roles = []
+    for index, round_ in enumerate(result.rounds):
+        for token in round_.drafted[: round_.accepted]:
+            roles.append((token, "accepted", index))
+        roles.append((round_.appended, round_role(round_.drafted, round_.accepted), index))
+    roles = roles[: len(result.tokens)]
+    if [token for token, _, _ in roles] != list(result.tokens):
+        raise ValueError("the rounds of this result do not add up to its tokens")
+    return roles
+
+
+def pieces(result) -> list[Piece]:
+    """The new text split into runs of one role and one round (UTF-8 decoded per byte)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    runs: list[Piece] = []
+    for token, role, index in token_roles(result):
+        text = decoder.decode(bytes([token]))
+        if not text:
+            continue  # the middle of a multi-byte character
+        if runs and (runs[-1].role, runs[-1].round_index) == (role, index):
+            runs[-1] = Piece(runs[-1].text + text, role, index)
+        else:
+            runs.append(Piece(text, role, index))
+    tail = decoder.decode(b"", final=True)
+    if tail and runs:
+        runs[-1] = Piece(runs[-1].text + tail, runs[-1].role, runs[-1].round_index)
+    return runs
+
+
+def _visible(text: str, role: str) -> str:
+    """A marked run of whitespace only is shown with symbols; other control bytes escaped."""
+    only_whitespace = role != "plain" and not text.strip()
+    shown = []
+    for char in text:
+        if only_whitespace and char in VISIBLE:
+            shown.append(VISIBLE[char])
+        elif ord(char) < 32 and char not in "\n\t":
+            shown.append(token_str(ord(char)))
+        else:
+            shown.append(char)
+    return "".join(shown)
+
+
+def legend_html() -> str:
+    """One line naming each role with a sample in its style."""
+    samples = [
+        f"<span style='{HTML_STYLES[role]};padding:0 2px'>{role}</span> "
+        f"{html.escape(ROLE_MEANING[role])}"
+        for role in ROLES
+    ]
+    return (
+        "<div style='font-size:0.9em;line-height:2'>" + " &nbsp;|&nbsp; ".join(samples) + "</div>"
+    )
+
+
+def render_html(result, prompt: str | None = None, legend: bool = True) -> str:
+    """The continuation as an HTML block, each role styled; the prompt (if given) in grey."""
+    spans = []
+    if prompt is not None:
+        spans.append(f"<span style='color:#767676'>{html.escape(prompt)}</span>")
+    for piece in pieces(result):
+        text = html.escape(_visible(piece.text, piece.role))
+        if piece.role == "plain":
+            spans.append(text)
+            continue
+        title = f"round {piece.round_index + 1}: {ROLE_MEANING[piece.role]}"
+        spans.append(
+            f"<span class='speclab-{piece.role}' title='{html.escape(title)}' "
+            f"style='{HTML_STYLES[piece.role]}'>{text}</span>"
+        )
+    block = (
+        "<pre style='white-space:pre-wrap;font-size:1.05em;line-height:1.6;"
+        "border:1px solid #BBBBBB;padding:0.5em'>" + "".join(spans) + "</pre>"
+    )
+    return block + (legend_html() if legend else "")
+
+
+def _ansi_wrap(text: str, role: str, color: bool) -> str:
+    if not color:
+        start, end = PLAIN_MARKS.get(role, ("", ""))
+        return start + text + end
+    if not ANSI_STYLES[role]:
+        return text
+    # close the style before every line break, so no colour bleeds into the margin
+    lines = text.split("\n")
+    return "\n".join(
+        f"\x1b[{ANSI_STYLES[role]}m{line}{ANSI_RESET}" if line else "" for line in lines
+    )
+
+
+def legend_ansi(color: bool) -> str:
+    """The legend line for render_ansi, in the same styles (or marks, without colour)."""
+    return "   ".join(_ansi_wrap(role, role, color) + f" {ROLE_MEANING[role]}" for role in ROLES)
+
+
+def render_ansi(result, color: bool = True, prompt: str | None = None) -> str:
+    """The continuation as terminal text: SGR colour and style, or marks when color=False.
+
+    With color=False the text has no escape codes at all (NO_COLOR, a pipe, a printer):
+    ‹accepted›, [correction] and {bonus} marks carry the roles instead.
+    """
+    parts = []
+    if prompt is not None:
+        parts.append(f"\x1b[2m{prompt}{ANSI_RESET}" if color else prompt)
+    for piece in pieces(result):
+        parts.append(_ansi_wrap(_visible(piece.text, piece.role), piece.role, color))
+    return "".join(parts)
+
+
+def shown_token(token: int) -> str:
+    """One token for a table cell: a space as ␣, other invisible bytes escaped."""
+    return "\u2423" if token == 32 else token_str(token)
+
+
+def round_rows(result) -> list[dict]:
+    """One dict per round for a table: what was drafted, accepted and appended.
+
+    Columns: round, drafted (text), k (drafts), accepted (m), appended (text), role of the
+    appended token, tokens gained, and the running total of tokens per target forward.
+    """
+    rows, tokens = [], 0
+    for index, round_ in enumerate(result.rounds):
+        tokens += len(round_.new_tokens)
+        rows.append(
+            {
+                "round": index + 1,
+                "drafted": "".join(shown_token(t) for t in round_.drafted),
+                "k": len(round_.drafted),
+                "accepted": round_.accepted,
+                "kept": "".join(shown_token(t) for t in round_.drafted[: round_.accepted]),
+                "appended": shown_token(round_.appended),
+                "appended as": round_role(round_.drafted, round_.accepted),
+                "tokens gained": len(round_.new_tokens),
+                "tokens per forward so far": min(tokens, len(result.tokens)) / (index + 1),
+            }
+        )
+    return rows

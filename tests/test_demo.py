@@ -1,0 +1,187 @@
+"""`speclab demo`: output, colour rules (NO_COLOR, pipes, terminals) and one-line errors.
+
+Most tests use small random models written to a temporary folder (`--target/--draft`), so
+they are fast and need no shipped weights; one runs the shipped models.
+"""
+
+import os
+import pty
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from speclab.cli import main
+from speclab.decoding import greedy_decode, speculative_decode
+from speclab.demo import EXAMPLES, use_color
+from speclab.drafters import PromptLookupDrafter
+from speclab.gpt import GPTConfig
+from speclab.tokenizer import encode
+from speclab.weights import init_params, load, save
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+PROMPT = "abcabcabcabc"
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("weights")
+    paths = {}
+    for name, config, seed in (
+        ("target", GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=256), 1),
+        ("draft", GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=256), 2),
+    ):
+        paths[name] = folder / f"{name}.npz"
+        save(paths[name], init_params(config, np.random.default_rng(seed)), config)
+    return paths
+
+
+def demo_args(weights, *extra) -> list[str]:
+    return ["demo", *extra, "--target", str(weights["target"]), "--draft", str(weights["draft"])]
+
+
+def run_cli(args, env_extra=None, tty=False):
+    """speclab in a subprocess: (status, stdout, stderr); stdout a pseudo-terminal if tty."""
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | (env_extra or {})
+    command = [sys.executable, "-m", "speclab", *args]
+    if not tty:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        return done.returncode, done.stdout, done.stderr
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(command, stdout=follower, stderr=subprocess.PIPE, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closes when the process ends
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    stderr = process.stderr.read().decode()
+    process.wait(timeout=120)
+    return process.returncode, b"".join(chunks).decode(), stderr
+
+
+def test_prints_continuation_statistics_and_match(weights, capsys):
+    status = main(demo_args(weights, PROMPT, "--k", "3", "--max-new-tokens", "20", "--fixed-k"))
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "\x1b" not in out  # captured output is not a terminal
+    # the numbers printed are those of the library's own run
+    target = load(weights["target"])
+    spec = speculative_decode(target, PromptLookupDrafter(), encode(PROMPT), 20, 3, adaptive=False)
+    greedy = greedy_decode(target, encode(PROMPT), 20)
+    assert f"rounds: {len(spec.rounds)}   target forwards: {spec.target_forwards} " in out
+    assert f"(greedy: {greedy.target_forwards}, saved: {20 - spec.target_forwards})" in out
+    assert f"tokens per target forward: {spec.tokens_per_target_forward:.2f}" in out
+    assert f"drafted: {spec.drafted_count}   accepted: {spec.accepted_count}" in out
+    assert "mean accepted length:" in out and "time: speculative" in out
+    assert "matches greedy decoding byte for byte: yes (20 bytes)" in out
+    assert "exactly k = 3" in out and "lookup (n = 3..1)" in out
+    assert PROMPT in out
+
+
+def test_marks_without_colour_carry_the_roles(weights, capsys):
+    assert main(demo_args(weights, "aaaaaaaa", "--max-new-tokens", "12")) == 0
+    out = capsys.readouterr().out
+    assert "\u2039accepted\u203a" in out and "[correction]" in out and "{bonus}" in out
+
+
+def test_model_drafter_and_examples(weights, capsys):
+    status = main(demo_args(weights, "--example", "free-text", "--drafter", "model",
+                            "--max-new-tokens", "8"))  # fmt: skip
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "model (draft)" in out and "matches greedy decoding byte for byte: yes" in out
+    assert EXAMPLES["free-text"].splitlines()[0] in out
+
+
+def test_pipe_gets_no_colour_and_always_forces_it(weights):
+    args = demo_args(weights, PROMPT, "--max-new-tokens", "10")
+    status, out, _ = run_cli(args)
+    assert status == 0 and "\x1b" not in out
+    status, out, _ = run_cli(args + ["--color", "always"])
+    assert status == 0 and "\x1b[" in out
+    assert "matches greedy decoding byte for byte: yes" in SGR.sub("", out)
+
+
+def test_terminal_gets_colour_unless_no_color_is_set(weights):
+    args = demo_args(weights, PROMPT, "--max-new-tokens", "10")
+    status, out, _ = run_cli(args, tty=True)
+    assert status == 0 and "\x1b[" in out
+    status, out, _ = run_cli(args, env_extra={"NO_COLOR": "1"}, tty=True)
+    assert status == 0 and "\x1b" not in out
+    assert "matches greedy decoding byte for byte: yes" in out
+    status, out, _ = run_cli(args, env_extra={"NO_COLOR": ""}, tty=True)  # empty: ignored
+    assert status == 0 and "\x1b[" in out
+
+
+def test_use_color_rules(monkeypatch):
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color("auto", Terminal()) and not use_color("auto", object())
+    monkeypatch.setenv("NO_COLOR", "yes")
+    assert not use_color("auto", Terminal())
+    assert use_color("always", object()) and not use_color("never", Terminal())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["x", "--k", "0"], "--k must be at least 1"),
+        (["x", "--k", "-2"], "--k must be at least 1"),
+        ([""], "the prompt is empty"),
+        ([], "give a prompt"),
+        (["x", "--example", "repeat"], "not both"),
+        (["x" * 250, "--max-new-tokens", "10"], "exceeds the model's context window of 256"),
+        (["x", "--max-new-tokens", "0"], "--max-new-tokens must be at least 1"),
+        (["x", "--min-ngram", "3", "--max-ngram", "2"], "--min-ngram"),
+    ],
+)
+def test_bad_arguments_give_one_line(weights, capsys, args, message):
+    assert main(demo_args(weights, *args)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("speclab demo: error: ") and message in lines[0]
+
+
+def test_missing_or_broken_weights_give_one_line(tmp_path, capsys):
+    assert main(["demo", "x", "--target", str(tmp_path / "nope.npz")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no weights file at" in err[0]
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"not a zip file")
+    assert main(["demo", "x", "--target", str(broken)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a readable .npz" in err[0]
+
+
+def test_no_traceback_in_a_subprocess(weights):
+    status, out, err = run_cli(["demo", "x", "--k", "0"])
+    assert status == 2 and "Traceback" not in err and err.count("\n") == 1
+    status, out, err = run_cli(["demo", "x", "--k", "four"])  # argparse's own message
+    assert status == 2 and "Traceback" not in err and "invalid int value" in err
+
+
+def test_help_is_clear():
+    status, out, _ = run_cli(["demo", "--help"])
+    assert status == 0
+    for text in ("--k", "--drafter", "{lookup,model}", "--max-new-tokens", "--fixed-k",
+                 "--example", "NO_COLOR", "Exit status"):  # fmt: skip
+        assert text in out, text
+
+
+def test_shipped_models_match_greedy(capsys):
+    status = main(["demo", "--example", "code-edit", "--k", "4", "--max-new-tokens", "30"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "matches greedy decoding byte for byte: yes (30 bytes)" in out
