@@ -566,3 +566,73 @@ def roofline_figure(
         ax.legend(loc="upper left")
         plt.close(fig)
     return fig
+
+
+# --- lesson 05: the rounds of a real speculative run ---------------------------------------
+# one colour and one hatch per token role (speclab.render names the roles)
+ROUND_ROLE_STYLES = {
+    "accepted": (OKABE_ITO["bluish_green"], ""),
+    "correction": (OKABE_ITO["vermillion"], "xx"),
+    "bonus": (OKABE_ITO["blue"], ".."),
+    "plain": ("#BBBBBB", "//"),
+}
+
+
+def rounds_figure(result, title: str | None = None) -> Figure:
+    """Lesson 05: what every round of a speculative run drafted, kept and appended.
+
+    Left: one bar per round (= one target forward), accepted drafts at the bottom, the
+    target's own token on top (hatched by its role), rejected drafts as dashed outlines.
+    Right: tokens produced against target forwards, beside greedy's one token per forward.
+    """
+    from speclab.render import round_role
+
+    rounds = result.rounds
+    x = np.arange(1, len(rounds) + 1)  # [n_rounds]
+    accepted = np.array([r.accepted for r in rounds])  # [n_rounds]
+    rejected = np.array([len(r.drafted) - r.accepted for r in rounds])  # [n_rounds]
+    roles = [round_role(r.drafted, r.accepted) for r in rounds]
+    with matplotlib.rc_context(PROJECTOR):
+        fig, (left, right) = plt.subplots(
+            1, 2, figsize=(14, 5.2), width_ratios=(1.6, 1), layout="constrained"
+        )
+        left.bar(x, accepted, width=0.8, color=ROUND_ROLE_STYLES["accepted"][0],
+                 edgecolor="black", label="accepted drafts")  # fmt: skip
+        for role, (colour, hatch) in ROUND_ROLE_STYLES.items():
+            if role == "accepted":
+                continue
+            mine = np.array([r == role for r in roles], dtype=bool)
+            if mine.any():
+                left.bar(x[mine], 1, bottom=accepted[mine], width=0.8, color=colour,
+                         hatch=hatch, edgecolor="black", label=f"target's token: {role}")  # fmt: skip
+        if rejected.any():
+            left.bar(x, rejected, bottom=accepted + 1, width=0.8, facecolor="none",
+                     edgecolor="black", linestyle="--", label="rejected drafts (dropped)")  # fmt: skip
+        left.set_xlabel("round (one target forward each)")
+        left.set_ylabel("tokens")
+        left.set_ylim(0, max(2, int((accepted + 1 + rejected).max(initial=1))) + 1.5)
+        left.set_xlim(0.3, len(rounds) + 0.7)
+        left.legend(loc="upper left", ncols=2, fontsize=12)
+        left.set_title(title or f"{len(rounds)} rounds, {len(result.tokens)} tokens", loc="left")
+        produced = np.minimum(np.cumsum(accepted + 1), len(result.tokens))  # [n_rounds]
+        right.plot(np.r_[0, x], np.r_[0, produced], color=OKABE_ITO["blue"], lw=3,
+                   marker="o", ms=5, label="speculative")  # fmt: skip
+        greedy = np.arange(0, len(result.tokens) + 1)
+        right.plot(greedy, greedy, color=ROLE_COLOURS["greedy"], lw=2.5, ls="--",
+                   label="greedy: 1 token per forward")  # fmt: skip
+        saved = len(result.tokens) - result.target_forwards
+        right.annotate(
+            f"same {len(result.tokens)} tokens:\n{saved} forwards saved",
+            xy=(result.target_forwards, len(result.tokens)),
+            xytext=(0.35, 0.12), textcoords="axes fraction",
+            arrowprops={"arrowstyle": "-|>", "lw": 1.5},
+        )  # fmt: skip
+        right.set_xlabel("target forwards")
+        right.set_ylabel("tokens produced")
+        right.set_title(f"{result.tokens_per_target_forward:.2f} tokens per forward", loc="left")
+        right.legend(loc="upper left")
+        for ax in (left, right):
+            ax.spines[["top", "right"]].set_visible(False)
+            ax.grid(alpha=0.3, axis="y")
+        plt.close(fig)
+    return fig

@@ -1,0 +1,87 @@
+"""Lesson 05's SpeculativeExplorer, driven headless: set a control, read what is shown."""
+
+import numpy as np
+import pytest
+
+from speclab.decoding import greedy_decode
+from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.gpt import GPTConfig
+from speclab.tokenizer import encode
+from speclab.weights import random_model
+from speclab.widgets import SpeculativeExplorer
+
+PROMPTS = {"repeat": "abcdabcdabcdabcd", "text": "hello there"}
+
+
+@pytest.fixture(scope="module")
+def models():
+    config = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=256)
+    target = random_model(config, np.random.default_rng(1))
+    draft = random_model(
+        GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=256), np.random.default_rng(2)
+    )
+    return target, draft
+
+
+class Oracle:
+    """Knows greedy decoding's text: every draft is accepted."""
+
+    def __init__(self, target, prompt):
+        self.text = encode(prompt) + greedy_decode(target, encode(prompt), 200).tokens
+
+    def propose(self, tokens, k):
+        return self.text[len(tokens) : len(tokens) + k]
+
+
+def explorer(models, **kwargs):
+    target, draft = models
+    drafters = {
+        "lookup": lambda: PromptLookupDrafter(3, 1),
+        "model": lambda: ModelDrafter(draft),
+        "oracle": lambda: Oracle(target, PROMPTS["repeat"]),
+    }
+    return SpeculativeExplorer(target, drafters, PROMPTS, max_new_tokens=30, **kwargs)
+
+
+def test_first_view(models):
+    shown = explorer(models)
+    assert shown.matches
+    assert "matches greedy decoding byte for byte: yes (30 bytes)" in shown.stats.value
+    assert "draft token the target accepted" in shown.text.value  # the legend
+    assert "abcdabcd" in shown.text.value  # the prompt
+    assert shown.table.value.count("<tr") == len(shown.result.rounds) + 1  # + the header
+    assert shown.picture.value[:4] == b"\x89PNG"
+    assert shown.result.tokens == shown.greedy().tokens
+
+
+def test_controls_change_the_run(models):
+    shown = explorer(models)
+    shown.k.value = 2
+    assert max(len(r.drafted) for r in shown.result.rounds) <= 2
+    before = shown.stats.value
+    shown.drafter.value = "model"
+    assert shown.result.draft_forwards > 0 and shown.matches
+    assert shown.stats.value != before
+    shown.prompt.value = "text"
+    assert shown.result.prompt_tokens == encode(PROMPTS["text"])
+    assert "hello there" in shown.text.value and shown.matches
+    shown.max_new_tokens.value = 50
+    assert len(shown.result.tokens) == 50 and shown.matches
+
+
+def test_perfect_drafter_shows_bonus_tokens_and_adaptive_k(models):
+    shown = explorer(models, drafter="oracle", k=4)
+    assert "class='speclab-bonus'" in shown.text.value
+    assert "class='speclab-correction'" not in shown.text.value
+    assert shown.result.tokens_per_target_forward > 4
+    shown.adaptive.value = True
+    assert shown.matches and shown.result.rounds[0].drafted
+
+
+def test_greedy_is_run_once_per_prompt_and_length(models):
+    shown = explorer(models)
+    first = shown.greedy()
+    shown.k.value = 3
+    assert shown.greedy() is first
+    shown.max_new_tokens.value = 40
+    assert shown.greedy() is not first
