@@ -1,0 +1,212 @@
+"""Lesson 04's handout and answer key: every checked number recomputed with speclab.
+
+The key marks its tables with `<!-- check04: NAME -->` (the lesson-04 checks below) or
+`<!-- check: NAME -->` (the shared checks of tests/test_lessons.py). Each checker derives
+the answer independently where it can (a brute-force count, a direct formula) and
+compares with the library function the notebook uses.
+"""
+
+import math
+import re
+
+import pytest
+
+from speclab.bench import (
+    break_even_alpha,
+    matmul_params,
+    roofline_free_positions,
+    roofline_time,
+    speedup_with_verify_cost,
+)
+from speclab.counting import expected_tokens_per_round
+from speclab.gpt import GPTConfig
+from speclab.paths import repo_root
+
+LESSONS = repo_root() / "lessons"
+HANDOUT = LESSONS / "04_why_decoding_is_slow.md"
+KEY = LESSONS / "answers" / "04_why_decoding_is_slow.md"
+
+
+def cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def checked_tables(text: str, marker: str = "check04") -> dict[str, list[list[str]]]:
+    """NAME -> data rows of the table after each `<!-- marker: NAME -->`."""
+    tables: dict[str, list[list[str]]] = {}
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        found = re.fullmatch(rf"<!-- {marker}: (\w+) -->", line.strip())
+        if not found:
+            continue
+        body = []
+        for row in lines[index + 1 :]:
+            if not row.startswith("|"):
+                break
+            body.append(row)
+        assert len(body) >= 3, f"the table after {line} needs a header, a rule and rows"
+        tables.setdefault(found.group(1), []).extend(cells(row) for row in body[2:])
+    return tables
+
+
+def close(shown: str, exact: float) -> bool:
+    """A number shown with its decimals agrees with the exact value to that precision."""
+    decimals = len(shown.split(".")[1]) if "." in shown and "e" not in shown else 0
+    return abs(float(shown) - exact) <= 0.5 * 10**-decimals + 1e-12
+
+
+def check_weights(row):
+    _, blocks, n_embd, n_vocab, bytes_per_weight, weights, megabytes = row
+    n_layer, n_embd, n_vocab = int(blocks), int(n_embd), int(n_vocab)
+    config = GPTConfig(n_layer=n_layer, n_head=1, n_embd=n_embd, n_ctx=1, n_vocab=n_vocab)
+    block = n_embd * 3 * n_embd + n_embd * n_embd + 2 * n_embd * 4 * n_embd  # by matrix
+    assert int(weights) == n_layer * block + n_vocab * n_embd == matmul_params(config)
+    assert close(megabytes, int(weights) * int(bytes_per_weight) / 1e6)
+
+
+def check_linear_cost(row):
+    t1, t16, a, b, t5, ratio, n_double = row
+    t1, t16 = float(t1), float(t16)
+    slope = (t16 - t1) / 15
+    fixed = t1 - slope
+    assert close(a, fixed) and close(b, slope)
+    assert close(t5, fixed + 5 * slope)
+    assert close(ratio, (fixed + 5 * slope) / t1)
+    n = 1  # the smallest n_new whose forward costs at least twice a one-position forward
+    while fixed + slope * n < 2 * t1 - 1e-9:
+        n += 1
+    assert int(n_double) == n == math.ceil((fixed + 2 * slope) / slope - 1e-9)
+
+
+def check_speedup_measured(row):
+    r, alpha, k, c, speedup = row
+    r, alpha, k, c = float(r), float(alpha), int(k), float(c)
+    tokens = sum(alpha**i for i in range(k + 1))  # 1 + α + … + α^k
+    assert close(speedup, tokens / (k * c + r))
+    assert close(speedup, speedup_with_verify_cost(alpha, k, r, c))
+
+
+def check_break_even(row):
+    k, c, r, alpha = row
+    k, c, r = int(k), float(c), float(r)
+    found = break_even_alpha(k, r, c)
+    assert close(alpha, found)
+    cost = k * c + r
+    if 0 < found < 1:
+        assert expected_tokens_per_round(found, k) == pytest.approx(cost, rel=1e-9)
+    grid = [i / 10000 for i in range(10000)]  # independent: scan for the first α that pays
+    first_win = next((a for a in grid if expected_tokens_per_round(a, k) >= cost), 1.0)
+    assert abs(first_win - found) <= 1e-4
+
+
+def check_kv_positions(row):
+    prompt, n_tokens, with_cache, without, ratio = map(float, row)
+    prompt, n_tokens = int(prompt), int(n_tokens)
+    cached = prompt + sum(1 for _ in range(n_tokens - 1))  # prefill, then one per token
+    recomputed = sum(prompt + i - 1 for i in range(1, n_tokens + 1))
+    assert (int(with_cache), int(without)) == (cached, recomputed)
+    assert recomputed == n_tokens * prompt + n_tokens * (n_tokens - 1) // 2
+    assert close(row[4], recomputed / cached)
+
+
+def check_roofline(row):
+    bandwidth, peak, bytes_per_weight, knee = row
+    found = roofline_free_positions(float(bytes_per_weight), float(bandwidth), float(peak))
+    assert close(knee, found)
+    times = roofline_time([found / 2, found, found * 2], 1e9, float(bytes_per_weight),
+                          float(bandwidth), float(peak))  # fmt: skip
+    assert times[0] == pytest.approx(times[1]) and times[2] == pytest.approx(2 * times[1])
+
+
+def check_roofline_time(row):
+    weights, bytes_per_weight, bandwidth, peak, n_new, micro = row
+    weights, bytes_per_weight = float(weights), float(bytes_per_weight)
+    bandwidth, peak, n_new = float(bandwidth), float(peak), int(n_new)
+    by_hand = max(weights * bytes_per_weight / bandwidth, 2 * weights * n_new / peak)
+    assert close(micro, by_hand * 1e6)
+    assert close(
+        micro, float(roofline_time(n_new, weights, bytes_per_weight, bandwidth, peak)) * 1e6
+    )
+
+
+CHECKS = {  # name -> (checker, number of input columns)
+    "weights": (check_weights, 5),
+    "linear_cost": (check_linear_cost, 2),
+    "speedup_measured": (check_speedup_measured, 4),
+    "break_even": (check_break_even, 3),
+    "kv_positions": (check_kv_positions, 2),
+    "roofline": (check_roofline, 3),
+    "roofline_time": (check_roofline_time, 5),
+}
+
+
+def key_tables():
+    return checked_tables(KEY.read_text(encoding="utf-8"))
+
+
+def test_every_lesson_04_check_is_present():
+    assert set(key_tables()) == set(CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_answer_key_numbers_agree_with_the_code(name):
+    checker, _ = CHECKS[name]
+    rows = key_tables()[name]
+    assert rows
+    for row in rows:
+        try:
+            checker(row)
+        except AssertionError as error:
+            raise AssertionError(f"table {name!r} row {row}: {error}") from None
+
+
+def test_handout_has_every_exercise_row_blank():
+    handout_rows = [cells(line) for line in HANDOUT.read_text(encoding="utf-8").splitlines()
+                    if line.startswith("|")]  # fmt: skip
+    for name, rows in key_tables().items():
+        _, n_inputs = CHECKS[name]
+        for key_row in rows:
+            shown = [r for r in handout_rows if r[:n_inputs] == key_row[:n_inputs]]
+            assert shown, f"{name}: the handout lacks the row {key_row[:n_inputs]}"
+            for row in shown:
+                assert len(row) == len(key_row), row
+                assert all(set(cell) <= {"_", " "} for cell in row[n_inputs:]), row
+
+
+def test_shared_checks_are_also_used():
+    """The key's Exercise 4 is checked by tests/test_lessons.py's `speedup` check."""
+    shared = checked_tables(KEY.read_text(encoding="utf-8"), marker="check")
+    assert list(shared) == ["speedup"]
+    for alpha, k, c, speedup in shared["speedup"]:
+        assert close(speedup, speedup_with_verify_cost(float(alpha), int(k), 1.0, float(c)))
+
+
+def test_handout_tokens_per_round_table_is_right():
+    """Exercise 6 gives 1 + α + … + α⁴ to two decimals; those numbers must be right too."""
+    text = HANDOUT.read_text(encoding="utf-8")
+    alphas = cells(re.search(r"^\| α \| 0\.1 .*$", text, flags=re.M).group(0))[1:]
+    tokens = cells(re.search(r"^\| tokens per round \|.*$", text, flags=re.M).group(0))[1:]
+    assert len(alphas) == len(tokens) == 9
+    for alpha, shown in zip(alphas, tokens, strict=True):
+        assert close(shown, expected_tokens_per_round(float(alpha), 4))
+
+
+def test_handout_exercise_3_times_lie_on_the_line():
+    text = HANDOUT.read_text(encoding="utf-8")
+    n_new = [int(x) for x in cells(re.search(r"^\| n_new \| 1 .*$", text, flags=re.M).group(0))[1:]]
+    times = [
+        float(x) for x in cells(re.search(r"^\| time \(ms\) .*$", text, flags=re.M).group(0))[1:]
+    ]
+    slope = (times[-1] - times[0]) / (n_new[-1] - n_new[0])
+    for n, t in zip(n_new, times, strict=True):
+        assert t == pytest.approx(times[0] + slope * (n - 1))
+
+
+def test_handout_layout():
+    text = HANDOUT.read_text(encoding="utf-8")
+    assert text.startswith("# Lesson 04 ")
+    assert "Name: " in text and "<!--" not in text
+    assert len(re.findall(r"^## Exercise ", text, flags=re.M)) >= 8
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            assert len(line) <= 100, line
