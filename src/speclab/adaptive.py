@@ -1,13 +1,39 @@
-"""Choosing how many tokens to draft each round (lessons 05 and 06).
+"""Choosing how many tokens to draft each round, and when not to draft at all (lessons 05, 06).
 
-`speculative_decode(..., adaptive=True)` asks a policy for k before each round and tells it
-what happened after. `FixedK` always drafts k_max. `AdaptiveK` follows the heuristic that
-Hugging Face transformers uses for its assistant models: after a round in which every draft
-was accepted, draft 2 more next time; otherwise draft 1 fewer (never fewer than 1, never more
-than k_max).
+`speculative_decode` asks a policy for k before each round (`next_k()`, where 0 means "take
+a plain greedy step") and tells it what happened after (`update(drafted, accepted)`).
 
-Left out here: a cost model and an off-switch for drafting (lesson 06 adds them).
+- `FixedK`: always k_max (`adaptive=False`).
+- `PlusTwoMinusOne`: the heuristic Hugging Face transformers uses for assistant models:
+  after a round whose drafts were all accepted draft 2 more, otherwise 1 fewer (1..k_max).
+  It never stops drafting, so where drafts are useless it keeps paying for them.
+- `AdaptiveK` (the default, `adaptive=True`): picks the k that maximises the predicted
+  speedup (Leviathan et al. 2023, Eq. 1 over the round's cost)
+
+      speedup(k) = (1 - alpha^(k+1)) / (1 - alpha)  /  round_cost(k)
+
+  from an estimate of alpha (the acceptance seen so far, recent rounds weighing more) and a
+  cost model in plain target steps. Where even the best k is predicted to lose (speedup
+  below 1), it switches drafting off and probes again now and then, waiting twice as long
+  after each probe that does not pay. The cost model is either given (`CostModel`,
+  measured beforehand) or learned while decoding from the policy's own clock: it times one
+  plain step early on and every drafting round, and so learns what a drafted token costs
+  with this drafter on this machine.
+
+alpha is estimated as Leviathan's per-draft acceptance rate: under their model (each draft
+accepted independently with probability alpha, checked left to right until the first
+rejection) the maximum-likelihood estimate is accepted / (accepted + rejections), where a
+round with accepted < drafted holds exactly one rejection.
+
+Left out: tree drafts, per-position acceptance models, and policies that look at the text.
 """
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from speclab.counting import expected_tokens_per_round
 
 
 class FixedK:
@@ -23,8 +49,8 @@ class FixedK:
         pass
 
 
-class AdaptiveK:
-    """+2 after a fully accepted round, -1 otherwise, within 1..k_max."""
+class PlusTwoMinusOne:
+    """+2 after a fully accepted round, -1 otherwise, within 1..k_max (Hugging Face's rule)."""
 
     def __init__(self, k_max: int):
         self.k_max = k_max
@@ -40,3 +66,171 @@ class AdaptiveK:
             self.k = min(self.k_max, self.k + 2)
         else:
             self.k = max(1, self.k - 1)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """What one round costs, in plain target steps (one greedy step costs 1).
+
+    round_cost(k) = 1 + (verify_per_position + draft_per_token) * k + draft_per_round,
+    for k >= 1 drafts: the forward over k + 1 positions costs 1 + verify_per_position * k,
+    and drafting costs draft_per_token per draft (Leviathan's c) plus draft_per_round per
+    call. Leviathan's formula is the special case verify_per_position = draft_per_round = 0.
+    """
+
+    verify_per_position: float = 0.05  # lesson 04: 5 positions cost about 1.2 plain steps
+    draft_per_token: float = 0.0  # c
+    draft_per_round: float = 0.0  # e.g. a lookup drafter's one dictionary look-up
+
+    def round_cost(self, k: int) -> float:
+        if k == 0:
+            return 1.0
+        per_draft = self.verify_per_position + self.draft_per_token
+        return 1.0 + per_draft * k + self.draft_per_round
+
+
+def estimate_alpha(accepted: float, rejections: float) -> float:
+    """accepted / (accepted + rejections): Leviathan's alpha by maximum likelihood (nan if no data)."""
+    total = accepted + rejections
+    return accepted / total if total else math.nan
+
+
+def predicted_speedup(alpha: float, k: int, cost: CostModel) -> float:
+    """Expected tokens per round (Eq. 1) over the round's cost; 1.0 for k = 0 (plain step)."""
+    return expected_tokens_per_round(alpha, k) / cost.round_cost(k)
+
+
+def best_k(alpha: float, k_max: int, cost: CostModel) -> tuple[int, float]:
+    """(k in 1..k_max with the highest predicted speedup, that speedup); ties go to smaller k."""
+    predictions = [(predicted_speedup(alpha, k, cost), -k) for k in range(1, k_max + 1)]
+    speedup, negative_k = max(predictions)
+    return -negative_k, speedup
+
+
+@dataclass
+class Decision:
+    """One round as the policy saw it."""
+
+    mode: str  # "warm-up", "time plain step", "draft", "probe" or "off"
+    k: int  # drafts asked for (0: a plain step)
+    alpha: float  # the estimate the choice was made with
+    predicted: float  # predicted speedup of the chosen k (1.0 for a plain step)
+    drafted: int = -1  # filled in by update(): drafts actually proposed
+    accepted: int = -1
+    seconds: float = math.nan  # the round's wall time by the policy's clock (if timing)
+
+
+class AdaptiveK:
+    """Choose k per round to maximise the predicted speedup; stop drafting where it loses.
+
+    k_max: the most drafts per round. cost: a measured `CostModel`, or None to learn the
+    cost from the policy's own clock (`clock`, seconds). decay: how much the acceptance
+    evidence of earlier rounds keeps per drafting round (0.85: about the last 7 rounds
+    count). probe_every: rounds to wait, when drafting is off, before trying once more;
+    the wait doubles after each probe that does not pay, up to max_probe_gap.
+    min_gain: the predicted speedup a round must reach to be worth drafting.
+    """
+
+    def __init__(
+        self,
+        k_max: int,
+        cost: CostModel | None = None,
+        clock=time.perf_counter,
+        decay: float = 0.85,
+        probe_every: int = 8,
+        max_probe_gap: int = 64,
+        min_gain: float = 1.0,
+        remeasure_every: int = 32,
+    ):
+        if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
+            raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
+        if not 0.0 < decay <= 1.0:
+            raise ValueError(f"decay must lie in (0, 1], got {decay}")
+        self.k_max, self.cost, self.clock, self.decay = k_max, cost, clock, decay
+        self.probe_every, self.max_probe_gap = probe_every, max_probe_gap
+        self.min_gain, self.remeasure_every = min_gain, remeasure_every
+        # evidence, discounted as it ages; it starts as one accepted draft and one rejection
+        # (alpha = 0.5), a prior that fades like any old evidence
+        self.accepted, self.rejections = 1.0, 1.0
+        self.decisions: list[Decision] = []
+        self.probe_gap = probe_every
+        self._rounds_off = 0
+        self._plain_seconds: deque = deque(maxlen=7)  # recent plain steps (seconds)
+        self._last_plain_round = -1
+        self._draft_rounds: deque = deque(maxlen=15)  # recent (drafted, seconds)
+        self._seen_drafting_round = False
+        self._started = 0.0
+        self._pending = False  # a decision waiting for its update()
+
+    @property
+    def learns_cost(self) -> bool:
+        return self.cost is None
+
+    @property
+    def alpha(self) -> float:
+        return estimate_alpha(self.accepted, self.rejections)
+
+    def current_cost(self) -> CostModel:
+        """The given cost model, or the one learned so far (a prior until both kinds are timed)."""
+        if self.cost is not None:
+            return self.cost
+        if not self._plain_seconds or not self._draft_rounds:
+            return CostModel()
+        plain = _median(self._plain_seconds)
+        per_draft = _median([(s / plain - 1.0) / d for d, s in self._draft_rounds])
+        return CostModel(verify_per_position=max(0.0, per_draft))
+
+    def next_k(self) -> int:
+        decision = self._decide(len(self.decisions))
+        self.decisions.append(decision)
+        self._pending = True
+        self._started = self.clock() if self.learns_cost else 0.0
+        return decision.k
+
+    def _decide(self, round_index: int) -> Decision:
+        alpha = self.alpha
+        k, speedup = best_k(alpha, self.k_max, self.current_cost())
+        if self.learns_cost:
+            if round_index == 0:  # the drafter's first call catches up with the whole prompt
+                return Decision("warm-up", k, alpha, speedup)
+            if round_index - self._last_plain_round > self.remeasure_every or (
+                self._last_plain_round < 0
+            ):
+                return Decision("time plain step", 0, alpha, 1.0)
+        if speedup >= self.min_gain:
+            self.probe_gap, self._rounds_off = self.probe_every, 0
+            return Decision("draft", k, alpha, speedup)
+        previous = self.decisions[-1].mode if self.decisions else ""
+        if previous == "probe":  # the probe did not pay: wait longer next time
+            self.probe_gap = min(self.max_probe_gap, 2 * self.probe_gap)
+        if self._rounds_off >= self.probe_gap:
+            self._rounds_off = 0
+            return Decision("probe", k, alpha, speedup)
+        self._rounds_off += 1
+        return Decision("off", 0, alpha, 1.0)
+
+    def update(self, drafted: int, accepted: int) -> None:
+        if not self._pending:
+            return  # a round the decoder ran without asking (its last token): nothing to learn
+        self._pending = False
+        decision = self.decisions[-1]
+        decision.drafted, decision.accepted = drafted, accepted
+        round_index = len(self.decisions) - 1
+        if self.learns_cost:
+            decision.seconds = self.clock() - self._started
+            if drafted == 0:
+                if decision.mode != "warm-up":  # a lookup's first call indexes the prompt
+                    self._plain_seconds.append(decision.seconds)
+                    self._last_plain_round = round_index
+            elif self._seen_drafting_round:
+                self._draft_rounds.append((drafted, decision.seconds))
+            self._seen_drafting_round = self._seen_drafting_round or drafted > 0
+        if drafted > 0:
+            self.accepted = self.decay * self.accepted + accepted
+            self.rejections = self.decay * self.rejections + (1.0 if accepted < drafted else 0.0)
+
+
+def _median(values) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2

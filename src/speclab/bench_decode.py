@@ -1,0 +1,568 @@
+"""`speclab bench decode`: where speculative decoding pays, measured in wall-clock time (lesson 06).
+
+Every scenario of `data/prompts/` (see speclab.scenarios) is decoded by plain greedy
+decoding (the project's KV-cached decoder, the baseline) and by speculative decoding with
+each drafter (prompt lookup, the draft model), k in 1, 2, 4, 8, and the adaptive policy
+(speclab.adaptive.AdaptiveK, what `adaptive=True` uses). Honesty rules of the brief:
+
+- methods are interleaved: each repeat runs every (prompt, method) pair once, the methods
+  in a fresh random order; the first repeat is a warm-up and is not kept;
+- speedup = greedy seconds / method seconds within the same repeat (paired), summed over
+  the scenario's prompts; reported as the median with its interquartile range. Seconds are
+  decoding time, the prompt's prefill (the same for every method) left out;
+- every speculative output is compared with the greedy output of the same prompt, in the
+  same run, and the report says whether all were equal.
+
+Next to the measured speedup stand two predictions from the run's own measurements:
+Leviathan et al. (2023)'s `expected_speedup(alpha, k, c)`, which assumes that verifying
+k + 1 tokens costs one plain step, and the same with the measured cost of that verify
+forward. alpha is estimated under their model (maximum likelihood: accepted / (accepted +
+rejections)); c is the measured drafting time per drafted token over one plain step.
+The three acceptance figures of the literature stand side by side: Leviathan's alpha,
+accepted / drafted (vLLM's "draft acceptance rate") and the mean accepted length per round
+(tokens gained per round = tokens per target forward).
+
+Left out: batching, sampling (lesson 07), GPUs. The numbers depend on the machine; a
+concurrent heavy job (a training run) makes them meaningless, and the report records the
+load average so a reader can tell.
+"""
+
+import csv
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from speclab.adaptive import AdaptiveK, FixedK
+from speclab.counting import expected_speedup
+from speclab.decoding import DecodeResult, greedy_decode, speculative_decode
+from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.scenarios import (
+    Scenario,
+    load_scenarios,
+    output_provenance,
+    prompts_sha256,
+    provenance_fractions,
+)
+
+K_VALUES = (1, 2, 4, 8)
+DRAFTERS = ("lookup", "model")
+GOALS = {
+    "copy_lookup_speedup_at_least": 2.5,  # copy-heavy, lookup drafter, best setting
+    "default_speedup_at_least": 0.97,  # free text and counting, adaptive lookup (the default)
+    "lookup_cost_at_most": 0.05,  # lookup call per round / one plain target step
+    "prediction_within": 0.10,  # measured vs predicted with measured costs
+}
+DEFAULT_DRAFTER = "lookup"  # what `speclab demo` and the lessons use when none is named
+
+
+@dataclass(frozen=True)
+class Method:
+    drafter: str | None  # None: plain greedy
+    k: int = 0  # drafts per round (the most per round if adaptive)
+    adaptive: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.drafter is None:
+            return "greedy"
+        return f"{self.drafter} adaptive" if self.adaptive else f"{self.drafter} k={self.k}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    repeats: int = 7  # kept repeats (each also has one warm-up repeat before it)
+    warmup: int = 1
+    max_new_tokens: int | None = None  # None: each prompt's own budget
+    prompts_per_scenario: int | None = None  # None: all
+    drafters: tuple[str, ...] = DRAFTERS
+    k_values: tuple[int, ...] = K_VALUES
+    k_max: int = 8  # the adaptive policy's most drafts per round
+    max_ngram: int = 3  # the lookup drafter's n-gram range
+    min_ngram: int = 1
+    min_span: int = 16  # output_provenance: shortest repeat that counts as a copy or loop
+    seed: int = 0
+    quick: bool = False
+
+    def methods(self) -> list[Method]:
+        methods = [Method(None)]
+        for drafter in self.drafters:
+            methods += [Method(drafter, k) for k in self.k_values]
+            methods.append(Method(drafter, self.k_max, adaptive=True))
+        return methods
+
+
+QUICK = Settings(repeats=3, max_new_tokens=64, prompts_per_scenario=2, quick=True)
+
+
+@dataclass
+class Run:
+    """One timed decode: which prompt and method, its seconds, and what it did."""
+
+    scenario: str
+    prompt: str
+    method: Method
+    repeat: int
+    seconds: float  # decoding time, prefill excluded
+    result: DecodeResult
+    decisions: list = field(default_factory=list)  # the adaptive policy's rounds
+
+
+# --- running ---------------------------------------------------------------------------------
+
+
+def _drafter(method: Method, draft_model, settings: Settings):
+    if method.drafter == "lookup":
+        return PromptLookupDrafter(settings.max_ngram, settings.min_ngram)
+    if method.drafter == "model":
+        if draft_model is None:
+            raise ValueError("the model drafter needs a draft model")
+        return ModelDrafter(draft_model)
+    raise ValueError(f"unknown drafter {method.drafter!r} (choose from {DRAFTERS})")
+
+
+def decode_once(method: Method, target, draft_model, prompt_tokens, max_new, settings):
+    """(DecodeResult, the adaptive policy's decisions or []) for one method on one prompt."""
+    if method.drafter is None:
+        return greedy_decode(target, prompt_tokens, max_new), []
+    drafter = _drafter(method, draft_model, settings)
+    # AdaptiveK(k) is exactly what speculative_decode(..., adaptive=True) builds; made
+    # here so that its decisions can be read afterwards.
+    policy = AdaptiveK(method.k) if method.adaptive else FixedK(method.k)
+    result = speculative_decode(target, drafter, prompt_tokens, max_new, method.k, policy=policy)
+    return result, list(getattr(policy, "decisions", []))
+
+
+def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settings, progress=False):
+    """Every (scenario, prompt, method) decoded settings.warmup + settings.repeats times.
+
+    Returns (runs kept, greedy reference tokens {(scenario, prompt id): tokens}, check):
+    check counts the speculative runs compared with greedy (warm-up included) and lists
+    every one whose tokens differ.
+    """
+    rng = np.random.default_rng(settings.seed)
+    methods = settings.methods()
+    jobs = []  # (scenario name, prompt id, prompt tokens, max_new)
+    for scenario in scenarios:
+        scenario.check_fits(target.config.n_ctx)
+        for prompt in scenario.prompts[: settings.prompts_per_scenario]:
+            max_new = settings.max_new_tokens or prompt.max_new_tokens
+            jobs.append((scenario.name, prompt.id, prompt.tokens, max_new))
+    total = (settings.warmup + settings.repeats) * len(jobs) * len(methods)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc="bench decode", unit="run")
+    runs, reference, mismatches = [], {}, []
+    for repeat in range(-settings.warmup, settings.repeats):
+        for job_index in rng.permutation(len(jobs)):
+            name, prompt_id, tokens, max_new = jobs[job_index]
+            for method_index in rng.permutation(len(methods)):
+                method = methods[method_index]
+                result, decisions = decode_once(
+                    method, target, draft_model, tokens, max_new, settings
+                )
+                if method.drafter is None:
+                    reference.setdefault((name, prompt_id), result.tokens)
+                runs.append((name, prompt_id, method, repeat, result, decisions))
+                if bar is not None:
+                    bar.update()
+    if bar is not None:
+        bar.close()
+    kept, checked = [], 0
+    for name, prompt_id, method, repeat, result, decisions in runs:
+        if method.drafter is not None:
+            checked += 1
+            if result.tokens != reference[name, prompt_id]:
+                mismatches.append({"scenario": name, "prompt": prompt_id, "method": method.label})
+        if repeat >= 0:
+            seconds = result.seconds - result.prefill_seconds
+            kept.append(Run(name, prompt_id, method, repeat, seconds, result, decisions))
+    check = {"speculative_runs_checked": checked, "mismatches": mismatches}
+    return kept, reference, check | {"all_equal": not mismatches}
+
+
+# --- summarising -------------------------------------------------------------------------------
+
+
+def _quartiles(values) -> dict:
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return {"median": float("nan"), "q25": float("nan"), "q75": float("nan")}
+    low, mid, high = np.quantile(values, [0.25, 0.5, 0.75])
+    return {"median": float(mid), "q25": float(low), "q75": float(high)}
+
+
+def alpha_estimate(rounds) -> float:
+    """Leviathan's per-draft acceptance rate, by maximum likelihood over drafting rounds.
+
+    Under the model "each draft accepted with probability alpha until the first rejection",
+    a round contributes `accepted` successes and one failure if accepted < drafted.
+    """
+    accepted = sum(r.accepted for r in rounds if r.drafted)
+    rejections = sum(1 for r in rounds if r.drafted and r.accepted < len(r.drafted))
+    return accepted / (accepted + rejections) if accepted + rejections else float("nan")
+
+
+def position_counts(rounds, k_max: int) -> tuple[list[int], list[int]]:
+    """(reached[i], accepted[i]) for draft position i + 1: drafted and every earlier one kept."""
+    reached, accepted = [0] * k_max, [0] * k_max
+    for r in rounds:
+        for i in range(min(len(r.drafted), k_max)):
+            if r.accepted >= i:
+                reached[i] += 1
+                accepted[i] += r.accepted > i
+    return reached, accepted
+
+
+def speedup_with_costs(alpha: float, k: int, verify_ratio: float, draft_cost: float) -> float:
+    from speclab.bench import speedup_with_verify_cost
+
+    if not np.isfinite([alpha, verify_ratio, draft_cost]).all():
+        return float("nan")
+    return float(speedup_with_verify_cost(alpha, k, verify_ratio, draft_cost))
+
+
+def summarise_method(runs: list[Run], greedy_runs: list[Run], method: Method, k_max: int) -> dict:
+    """One row: speedup with spread, costs, the three acceptance figures, predictions."""
+    greedy_by_repeat, method_by_repeat = {}, {}
+    for run in greedy_runs:
+        greedy_by_repeat[run.repeat] = greedy_by_repeat.get(run.repeat, 0.0) + run.seconds
+    for run in runs:
+        method_by_repeat[run.repeat] = method_by_repeat.get(run.repeat, 0.0) + run.seconds
+    speedups = [greedy_by_repeat[r] / method_by_repeat[r] for r in sorted(method_by_repeat)]
+    plain_step = float(np.median([r.verify_seconds for g in greedy_runs for r in g.result.rounds]))
+    rounds = [r for run in runs for r in run.result.rounds]
+    tokens = sum(len(run.result.tokens) for run in runs)
+    drafted = sum(len(r.drafted) for r in rounds)
+    accepted = sum(r.accepted for r in rounds)
+    drafting_rounds = [r for r in rounds if r.drafted]
+    full_k = [r for r in rounds if len(r.drafted) == method.k] or drafting_rounds
+    draft_seconds = sum(r.draft_seconds for r in rounds)
+    alpha = alpha_estimate(rounds)
+    verify_ratio = (
+        float(np.median([r.verify_seconds for r in full_k])) / plain_step if full_k else np.nan
+    )
+    draft_cost = draft_seconds / drafted / plain_step if drafted else float("nan")
+    round_seconds = sum(r.draft_seconds + r.verify_seconds for r in rounds)
+    row = {
+        "method": method.label,
+        "drafter": method.drafter or "none",
+        "k": method.k,
+        "adaptive": method.adaptive,
+        "speedup": _quartiles(speedups)["median"],
+        "speedup_q25": _quartiles(speedups)["q25"],
+        "speedup_q75": _quartiles(speedups)["q75"],
+        "runs": len(runs),
+        "tokens": tokens,
+        "rounds": len(rounds),
+        "tokens_per_target_forward": tokens / max(1, sum(r.result.target_forwards for r in runs)),
+        "rounds_with_drafts": len(drafting_rounds) / max(1, len(rounds)),
+        "alpha_leviathan": alpha,
+        "accepted_over_drafted": accepted / drafted if drafted else float("nan"),
+        "mean_accepted_length": tokens / max(1, len(rounds)),
+        "plain_step_ms": plain_step * 1e3,
+        "draft_cost_per_token": draft_cost,  # Leviathan's c
+        "draft_cost_per_round": draft_seconds / max(1, len(rounds)) / plain_step,
+        "verify_ratio": verify_ratio,  # forward over k + 1 positions / one plain step
+        "predicted_leviathan": float("nan"),
+        "predicted_with_costs": float("nan"),
+        "predicted_from_rounds": tokens / (round_seconds / plain_step) if rounds else np.nan,
+        "time_drafting_per_token": draft_seconds / max(1, tokens) / plain_step,
+        "time_verifying_per_token": (round_seconds - draft_seconds) / max(1, tokens) / plain_step,
+    }
+    if method.drafter is not None and not method.adaptive and np.isfinite(alpha):
+        row["predicted_leviathan"] = float(expected_speedup(alpha, method.k, draft_cost))
+        row["predicted_with_costs"] = speedup_with_costs(alpha, method.k, verify_ratio, draft_cost)
+    reached, kept = position_counts(rounds, k_max)
+    row["position_reached"], row["position_accepted"] = reached, kept
+    row["speedups"] = speedups
+    return row
+
+
+def summarise_adaptive(runs: list[Run]) -> dict:
+    """What the adaptive policy did: modes, the k it chose, its last alpha estimates."""
+    decisions = [d for run in runs for d in run.decisions]
+    modes = [d.mode for d in decisions]
+    ks = [d.k for d in decisions if d.mode in ("draft", "probe", "warm-up")]
+    return {
+        "rounds": len(decisions),
+        "modes": {mode: modes.count(mode) for mode in sorted(set(modes))},
+        "share_off": modes.count("off") / max(1, len(modes)),
+        "k_chosen": {int(k): ks.count(k) for k in sorted(set(ks))},
+        "mean_k_when_drafting": float(np.mean(ks)) if ks else 0.0,
+        "final_alpha": [run.decisions[-1].alpha for run in runs if run.decisions],
+        "trace": [
+            {"mode": d.mode, "k": d.k, "drafted": d.drafted, "accepted": d.accepted}
+            for d in (runs[0].decisions if runs else [])
+        ],  # one run's rounds, for the lesson's picture
+    }
+
+
+def summarise(runs, reference, scenarios, settings: Settings, prompts: dict) -> dict:
+    """The results part of the report: per scenario, per method; adaptive; provenance."""
+    results, adaptive, provenance = [], {}, {}
+    for scenario in scenarios:
+        mine = [run for run in runs if run.scenario == scenario.name]
+        greedy_runs = [run for run in mine if run.method.drafter is None]
+        for method in settings.methods():
+            chosen = [run for run in mine if run.method == method]
+            row = summarise_method(chosen, greedy_runs, method, settings.k_max)
+            results.append({"scenario": scenario.name} | row)
+            if method.adaptive:
+                adaptive.setdefault(scenario.name, {})[method.drafter] = summarise_adaptive(chosen)
+        labels = []
+        for prompt_id, tokens in reference.items():
+            if prompt_id[0] == scenario.name:
+                labels += output_provenance(prompts[prompt_id], tokens, settings.min_span)
+        provenance[scenario.name] = provenance_fractions(labels) | {"tokens": len(labels)}
+    return {"results": results, "adaptive": adaptive, "provenance": provenance}
+
+
+def check_goals(results: list[dict]) -> dict:
+    """The issue's targets, each with the measured value and whether it was met."""
+
+    def row(scenario, method):
+        return next(
+            (r for r in results if r["scenario"] == scenario and r["method"] == method), None
+        )
+
+    goals = {}
+    copy = [r for r in results if r["scenario"] == "copy-heavy" and r["drafter"] == "lookup"]
+    if copy:
+        best = max(copy, key=lambda r: r["speedup"])
+        goal = GOALS["copy_lookup_speedup_at_least"]
+        goals["copy-heavy lookup speedup"] = {
+            "method": best["method"], "value": best["speedup"], "goal": f">= {goal}",
+            "met": bool(best["speedup"] >= goal),
+        }  # fmt: skip
+    for scenario in ("free text", "counting"):
+        if found := row(scenario, f"{DEFAULT_DRAFTER} adaptive"):
+            goal = GOALS["default_speedup_at_least"]
+            goals[f"{scenario} default speedup"] = {
+                "method": found["method"], "value": found["speedup"], "goal": f">= {goal}",
+                "met": bool(found["speedup"] >= goal),
+            }  # fmt: skip
+    lookup = [r for r in results if r["drafter"] == "lookup" and not r["adaptive"]]
+    if lookup:
+        worst = float(np.nanmax([r["draft_cost_per_round"] for r in lookup]))
+        goal = GOALS["lookup_cost_at_most"]
+        goals["lookup draft cost per round"] = {
+            "value": worst, "goal": f"<= {goal} of a plain step", "met": bool(worst <= goal)
+        }  # fmt: skip
+    fixed = [r for r in results if np.isfinite(r["predicted_with_costs"])]
+    if fixed:
+        gaps = [abs(r["speedup"] / r["predicted_with_costs"] - 1) for r in fixed]
+        within = float(np.mean(np.array(gaps) <= GOALS["prediction_within"]))
+        goals["prediction within 10 %"] = {
+            "value": within, "goal": "share of fixed-k rows", "met": bool(within == 1.0),
+            "largest_gap": float(max(gaps)),
+        }  # fmt: skip
+    return goals
+
+
+# --- the record ----------------------------------------------------------------------------------
+
+
+def model_entry(model, path: Path | None) -> dict:
+    from speclab.bench import model_record
+    from speclab.weights import file_sha256
+
+    entry = model_record(model)
+    entry["file"] = path.name if path else None
+    entry["sha256"] = file_sha256(path) if path and path.is_file() else None
+    return entry
+
+
+def decode_report(
+    target, draft_model, scenarios, settings: Settings, paths=(None, None), progress=False
+):
+    """Run the benchmark and return the JSON-able report (see the module docstring)."""
+    from speclab.bench import machine_record
+
+    load_before = _load_average()
+    started = time.perf_counter()
+    runs, reference, check = run_decodes(target, draft_model, scenarios, settings, progress)
+    prompts = {(s.name, p.id): p.tokens for s in scenarios for p in s.prompts}
+    summary = summarise(runs, reference, scenarios, settings, prompts)
+    machine = machine_record() | {
+        "load_average_before": load_before,
+        "load_average_after": _load_average(),
+    }
+    return {
+        "benchmark": "decode",
+        "seconds": time.perf_counter() - started,
+        "equal_to_greedy": check,
+        **summary,
+        "goals": check_goals(summary["results"]),
+        "settings": asdict(settings) | {"methods": [m.label for m in settings.methods()]},
+        "prompts": {
+            "sha256": prompts_sha256(scenarios),
+            "scenarios": [
+                {
+                    "name": s.name,
+                    "file": s.path.name,
+                    "prompts": [p.id for p in s.prompts[: settings.prompts_per_scenario]],
+                }
+                for s in scenarios
+            ],
+        },  # fmt: skip
+        "outputs": {
+            f"{name} / {pid}": bytes(tokens).decode("utf-8", "replace")
+            for (name, pid), tokens in reference.items()
+        },
+        "models": {
+            "target": model_entry(target, paths[0]),
+            "draft": model_entry(draft_model, paths[1]) if draft_model is not None else None,
+        },
+        "tokenizer": "bytes: each UTF-8 byte is one token, 256 ids (speclab.tokenizer)",
+        "machine": machine,
+    }
+
+
+def _load_average():
+    try:
+        return list(os.getloadavg())
+    except OSError:
+        return None
+
+
+CSV_FIELDS = [
+    "scenario", "method", "drafter", "k", "adaptive", "speedup", "speedup_q25", "speedup_q75",
+    "predicted_leviathan", "predicted_with_costs", "predicted_from_rounds",
+    "alpha_leviathan", "accepted_over_drafted", "mean_accepted_length",
+    "tokens_per_target_forward", "rounds_with_drafts", "draft_cost_per_token",
+    "draft_cost_per_round", "verify_ratio", "plain_step_ms", "runs", "tokens", "rounds",
+]  # fmt: skip
+
+
+def save_decode_report(report: dict, out: Path) -> tuple[Path, Path]:
+    """decode.json (everything) and decode.csv (one row per scenario and method)."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = out / "decode.json", out / "decode.csv"
+    json_path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    with csv_path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for row in report["results"]:
+            writer.writerow({key: _csv_value(row[key]) for key in CSV_FIELDS})
+    return json_path, csv_path
+
+
+def _csv_value(value):
+    return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def load_report(path) -> dict:
+    """A saved decode.json (for the lesson: a full run made earlier)."""
+    report = json.loads(Path(path).read_text(encoding="utf-8"))
+    if report.get("benchmark") != "decode":
+        raise ValueError(f"{path} is not a `speclab bench decode` report")
+    return report
+
+
+# --- command line --------------------------------------------------------------------------------
+
+
+def add_arguments(parser):
+    """Options of `speclab bench decode` (the shared ones live in speclab.bench)."""
+    group = parser.add_argument_group("decode (lesson 06)")
+    group.add_argument("--draft-weights", type=Path, default=None,
+                       help="draft model file (default: the shipped draft)")  # fmt: skip
+    group.add_argument("--scenario", action="append", default=None, metavar="NAME",
+                       help="only this scenario (repeatable; default: all)")  # fmt: skip
+    group.add_argument("--prompts-dir", type=Path, default=None,
+                       help="folder of scenario files (default: data/prompts)")  # fmt: skip
+    group.add_argument("--max-new-tokens", type=int, default=None,
+                       help="tokens per decode (default: each prompt's own budget)")  # fmt: skip
+    group.add_argument("--drafter", action="append", choices=DRAFTERS, default=None,
+                       help="only this drafter (repeatable; default: both)")  # fmt: skip
+    group.add_argument("--k", type=int, action="append", default=None,
+                       help="fixed k to time (repeatable; default 1 2 4 8)")  # fmt: skip
+
+
+def settings_from_args(args) -> Settings:
+    base = QUICK if args.quick else Settings()
+    changes = {"seed": args.seed}
+    if args.repeats is not None:
+        changes["repeats"] = args.repeats
+    if args.max_new_tokens is not None:
+        changes["max_new_tokens"] = args.max_new_tokens
+    if args.drafter:
+        changes["drafters"] = tuple(dict.fromkeys(args.drafter))
+    if args.k:
+        changes["k_values"] = tuple(sorted(set(args.k)))
+    return Settings(**(asdict(base) | changes))
+
+
+def run_decode(args) -> int:
+    from speclab.bench import blas_threads, describe_blas
+    from speclab.paths import weights_dir
+    from speclab.weights import load
+
+    try:
+        settings = settings_from_args(args)
+        if settings.repeats < 1 or min(settings.k_values) < 1 or (settings.max_new_tokens or 1) < 1:
+            raise ValueError("--repeats, --k and --max-new-tokens must be at least 1")
+        scenarios = load_scenarios(args.prompts_dir, args.scenario)
+        dtype = np.dtype(args.dtype)
+        target_path = args.weights or weights_dir() / "target.npz"
+        draft_path = args.draft_weights or weights_dir() / "draft.npz"
+        target = load(target_path, dtype=dtype)
+        draft = load(draft_path, dtype=dtype) if "model" in settings.drafters else None
+        load_now = _load_average()
+        if load_now and load_now[0] > 1.0:
+            print(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "
+                  "timings are contaminated", file=sys.stderr)  # fmt: skip
+        with blas_threads(args.blas_threads):
+            report = decode_report(target, draft, scenarios, settings,
+                                   (target_path, draft_path), progress=True)  # fmt: skip
+    except (FileNotFoundError, ValueError) as error:
+        print(f"speclab bench decode: {error}", file=sys.stderr)
+        return 1
+    json_path, csv_path = save_decode_report(report, args.out)
+    print(describe_report(report))
+    print(f"{describe_blas(report['machine'])}\nsaved {json_path} and {csv_path}")
+    return 0 if report["equal_to_greedy"]["all_equal"] else 3
+
+
+def describe_report(report: dict) -> str:
+    """A short text summary: speedups per scenario, the equality check, the goals."""
+    lines = []
+    settings = report["settings"]
+    lines.append(
+        f"{len(report['prompts']['scenarios'])} scenarios, {settings['repeats']} repeats "
+        f"(+{settings['warmup']} warm-up), interleaved; speedup over KV-cached greedy, "
+        "median [interquartile]"
+    )
+    for scenario in report["prompts"]["scenarios"]:
+        name = scenario["name"]
+        rows = [r for r in report["results"] if r["scenario"] == name and r["drafter"] != "none"]
+        shown = ", ".join(
+            f"{r['method']} {r['speedup']:.2f} [{r['speedup_q25']:.2f}-{r['speedup_q75']:.2f}]"
+            for r in rows
+            if r["adaptive"] or r["k"] in (1, 8)
+        )
+        loop = report["provenance"][name]
+        lines.append(
+            f"  {name}: {shown}; output {loop['prompt']:.0%} copied from prompt, "
+            f"{loop['loop']:.0%} loop"
+        )
+    check = report["equal_to_greedy"]
+    lines.append(
+        f"every speculative output equal to greedy: {'yes' if check['all_equal'] else 'NO'} "
+        f"({check['speculative_runs_checked']} runs checked)"
+    )
+    for name, goal in report["goals"].items():
+        lines.append(
+            f"goal {name}: {goal['value']:.3g} ({goal['goal']}): {'met' if goal['met'] else 'NOT met'}"
+        )
+    load = report["machine"].get("load_average_before")
+    if load and load[0] > 1.0:
+        lines.append(f"CONTAMINATED: load average {load[0]:.1f} when the run started")
+    return "\n".join(lines)

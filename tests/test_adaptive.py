@@ -1,0 +1,206 @@
+"""Drafting policies: their decisions on synthetic acceptance sequences and timings."""
+
+import numpy as np
+import pytest
+
+from speclab.adaptive import (
+    AdaptiveK,
+    CostModel,
+    FixedK,
+    PlusTwoMinusOne,
+    best_k,
+    estimate_alpha,
+    predicted_speedup,
+)
+from speclab.counting import expected_speedup
+
+
+def closed_form_tokens(alpha, k):
+    """Leviathan Eq. 1 written out, an oracle independent of speclab.counting."""
+    return k + 1 if alpha == 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def drive(policy, outcomes):
+    """Feed (drafted, accepted) outcomes, each capped by the k asked for; returns the ks asked."""
+    asked = []
+    for drafted, accepted in outcomes:
+        k = policy.next_k()
+        asked.append(k)
+        drafted = min(drafted, k)
+        policy.update(drafted, min(accepted, drafted))
+    return asked
+
+
+def test_fixed_k_never_changes():
+    policy = FixedK(4)
+    assert drive(policy, [(4, 0), (4, 4), (0, 0)]) == [4, 4, 4]
+
+
+def test_plus_two_minus_one():
+    policy = PlusTwoMinusOne(6)
+    # starts at k_max; a full accept raises by 2 (capped), a partial one lowers by 1
+    outcomes = [(9, 1), (9, 0), (9, 9), (9, 2), (0, 0), (9, 9), (9, 9)]
+    assert drive(policy, outcomes) == [6, 5, 4, 6, 5, 5, 6]
+    assert policy.next_k() == 6
+    low = PlusTwoMinusOne(3)
+    assert drive(low, [(9, 0)] * 5) == [3, 2, 1, 1, 1]  # never below 1, never off
+
+
+def test_round_cost_and_leviathan_special_case():
+    cost = CostModel(verify_per_position=0.1, draft_per_token=0.2, draft_per_round=0.05)
+    assert cost.round_cost(0) == 1.0
+    assert cost.round_cost(3) == pytest.approx(1 + 0.3 * 3 + 0.05)
+    for alpha in (0.0, 0.3, 0.8, 1.0):
+        for k in (1, 4, 8):
+            leviathan = CostModel(verify_per_position=0.0, draft_per_token=0.25)
+            assert predicted_speedup(alpha, k, leviathan) == pytest.approx(
+                expected_speedup(alpha, k, 0.25)
+            )
+            assert predicted_speedup(alpha, k, leviathan) == pytest.approx(
+                closed_form_tokens(alpha, k) / (1 + 0.25 * k)
+            )
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.2, 0.5, 0.8, 0.95, 1.0])
+@pytest.mark.parametrize("per_position", [0.0, 0.02, 0.3])
+def test_best_k_matches_brute_force(alpha, per_position):
+    cost = CostModel(verify_per_position=per_position)
+    predictions = {k: closed_form_tokens(alpha, k) / (1 + per_position * k) for k in range(1, 9)}
+    best = max(predictions.values())
+    k, speedup = best_k(alpha, 8, cost)
+    assert speedup == pytest.approx(best)
+    assert k == min(k for k, s in predictions.items() if s == pytest.approx(best))
+
+
+def test_best_k_extremes():
+    assert best_k(1.0, 8, CostModel(verify_per_position=0.02))[0] == 8  # all accepted: draft most
+    k, speedup = best_k(0.0, 8, CostModel(verify_per_position=0.02))
+    assert k == 1 and speedup < 1  # nothing accepted: every draft only costs
+
+
+def test_alpha_estimate_is_the_mle_with_prior():
+    assert np.isnan(estimate_alpha(0, 0))
+    assert estimate_alpha(8, 2) == pytest.approx(0.8)
+    assert AdaptiveK(4).alpha == 0.5  # the prior: one accepted draft, one rejection
+    policy = AdaptiveK(4, cost=CostModel(), decay=1.0)
+    asked = drive(policy, [(1, 1), (1, 1), (1, 0), (1, 1)])
+    assert min(asked) >= 1
+    # accepted 3 with 1 rejection, plus the prior's 1 and 1
+    assert policy.alpha == pytest.approx((3 + 1) / (3 + 1 + 2))
+
+
+def test_all_accepted_climbs_to_k_max_and_stays():
+    policy = AdaptiveK(8, cost=CostModel(verify_per_position=0.02))
+    asked = drive(policy, [(99, 99)] * 30)
+    assert asked[0] >= 1 and asked[-10:] == [8] * 10
+    assert all(d.mode == "draft" for d in policy.decisions)
+
+
+def test_nothing_accepted_switches_off_and_probes_with_growing_gaps():
+    policy = AdaptiveK(8, cost=CostModel(verify_per_position=0.05), probe_every=4, max_probe_gap=16)
+    drive(policy, [(99, 0)] * 80)
+    modes = [d.mode for d in policy.decisions]
+    assert modes[0] == "draft"  # the prior (alpha 0.5) says drafting pays, until evidence says not
+    first_off = modes.index("off")
+    # a draft costs 0.05 here, so drafting pays until alpha falls to about 5 %: the prior
+    # and the evidence fade by 0.85 a round, and that takes about 9 rounds
+    assert 5 <= first_off <= 10
+    probes = [i for i, mode in enumerate(modes) if mode == "probe"]
+    gaps = np.diff([first_off - 1] + probes) - 1  # plain rounds before each probe
+    assert list(gaps[:4]) == [4, 8, 16, 16]  # doubles after each probe that did not pay, capped
+    assert sum(d.k > 0 for d in policy.decisions) == first_off + len(probes)  # only probes
+    assert all(d.k == 0 for d in policy.decisions if d.mode == "off")
+
+
+def test_turns_back_on_when_a_probe_pays():
+    policy = AdaptiveK(8, cost=CostModel(verify_per_position=0.05), probe_every=4)
+    drive(policy, [(99, 0)] * 12)
+    assert policy.decisions[-1].mode in ("off", "probe")
+    asked = drive(policy, [(99, 99)] * 30)  # the text becomes copyable
+    assert asked[-1] == 8 and policy.decisions[-1].mode == "draft"
+
+
+def test_lookup_misses_are_no_evidence():
+    policy = AdaptiveK(4, cost=CostModel())
+    drive(policy, [(4, 4), (4, 3)])
+    before = policy.alpha
+    drive(policy, [(0, 0)] * 5)
+    assert policy.alpha == before
+
+
+def test_update_without_a_decision_is_ignored():
+    policy = AdaptiveK(4, cost=CostModel())
+    policy.update(0, 0)  # the decoder's last round, taken without asking
+    assert policy.decisions == []
+    asked = drive(policy, [(4, 4)])
+    policy.update(0, 0)
+    assert policy.decisions[-1].drafted == asked[0] > 0
+
+
+class FakeClock:
+    """Time that moves only when the test says: plain steps cost 1, drafts cost `per_draft`."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def drive_timed(policy, clock, accepted_fraction, per_draft, rounds, catch_up=5.0):
+    """Each round: the policy decides, the clock advances by the round's cost, update()."""
+    first_draft = True
+    for _ in range(rounds):
+        k = policy.next_k()
+        cost = 1.0 + per_draft * k + (catch_up if k and first_draft else 0.0)
+        first_draft = first_draft and not k
+        clock.now += cost
+        accepted = int(accepted_fraction * k)
+        policy.update(k, accepted)
+
+
+def test_learned_cost_warm_up_then_one_timed_plain_step():
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock)
+    drive_timed(policy, clock, 1.0, 0.01, 3)
+    assert [d.mode for d in policy.decisions] == ["warm-up", "time plain step", "draft"]
+    assert policy.decisions[1].k == 0 and policy.decisions[1].seconds == pytest.approx(1.0)
+
+
+def test_learned_cost_cheap_drafter_keeps_drafting():
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock)
+    drive_timed(policy, clock, 0.5, 0.01, 60)
+    cost = policy.current_cost()
+    assert cost.verify_per_position == pytest.approx(0.01)
+    assert sum(d.mode == "off" for d in policy.decisions) == 0
+
+
+def test_learned_cost_expensive_drafter_switches_off():
+    # each draft costs 0.6 plain steps and only half are accepted: every k loses
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock)
+    drive_timed(policy, clock, 0.5, 0.6, 60)
+    assert policy.current_cost().verify_per_position == pytest.approx(0.6)
+    modes = [d.mode for d in policy.decisions]
+    assert modes.count("off") > 40
+    # the same drafter with everything accepted is worth it
+    clock2 = FakeClock()
+    keen = AdaptiveK(8, clock=clock2)
+    drive_timed(keen, clock2, 1.0, 0.6, 60)
+    assert [d.mode for d in keen.decisions].count("off") == 0
+
+
+def test_remeasures_the_plain_step_now_and_then():
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock, remeasure_every=10)
+    drive_timed(policy, clock, 1.0, 0.01, 40)
+    plain = [i for i, d in enumerate(policy.decisions) if d.mode == "time plain step"]
+    assert plain[0] == 1 and len(plain) >= 3 and max(np.diff(plain)) <= 11
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="k_max"):
+        AdaptiveK(0)
+    with pytest.raises(ValueError, match="decay"):
+        AdaptiveK(4, decay=0.0)

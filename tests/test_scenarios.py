@@ -1,0 +1,177 @@
+"""Scenario files: the shipped ones are valid, bad ones fail with clear errors; provenance."""
+
+import numpy as np
+import pytest
+
+from speclab.paths import prompts_dir
+from speclab.scenarios import (
+    ScenarioError,
+    load_scenario,
+    load_scenarios,
+    output_provenance,
+    prompts_sha256,
+    provenance_fractions,
+)
+
+GOOD = """name = "tiny"
+description = "two prompts"
+max_new_tokens = 8
+
+[[prompts]]
+id = "one"
+source = "written for the project"
+text = "abc"
+
+[[prompts]]
+id = "two"
+source = "standard library: textwrap.py"
+text = '''
+def f(x):
+    return x
+'''
+max_new_tokens = 4
+"""
+
+
+def write(folder, name, text):
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_scenarios():
+    scenarios = load_scenarios()
+    names = [s.name for s in scenarios]
+    assert names == ["copy-heavy", "structured", "counting", "free text"]
+    readme = (prompts_dir() / "README.md").read_text(encoding="utf-8")
+    for scenario in scenarios:
+        assert len(scenario.prompts) >= 3, scenario.name  # several prompts each
+        assert scenario.path.name in readme
+        scenario.check_fits(1024)  # the shipped target's context window
+        for prompt in scenario.prompts:
+            assert prompt.id in readme, prompt.id
+            assert prompt.tokens == list(prompt.text.encode("utf-8"))
+    assert len(prompts_sha256(scenarios)) == 64
+
+
+def test_counting_prompts_count():
+    counting = load_scenarios(names=["counting"])[0]
+    for prompt in counting.prompts:
+        assert any(f"{n}" in prompt.text and f"{n + 1}" in prompt.text for n in range(1, 4))
+
+
+def test_a_good_file(tmp_path):
+    scenario = load_scenario(write(tmp_path, "a.toml", GOOD))
+    assert scenario.name == "tiny" and [p.id for p in scenario.prompts] == ["one", "two"]
+    assert [p.max_new_tokens for p in scenario.prompts] == [8, 4]
+    assert scenario.prompts[1].text == "def f(x):\n    return x\n"  # TOML drops the first newline
+    with pytest.raises(ScenarioError, match=r"a.toml: prompt 'two' \(23 tokens\) \+ 4 new"):
+        scenario.check_fits(26)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda t: t.replace('name = "tiny"\n', ""), r"bad.toml: missing 'name'"),
+        (lambda t: "colour = 3\n" + t, r"bad.toml: unknown key 'colour'"),
+        (lambda t: t.replace('id = "two"', 'id = "one"'), r"bad.toml: prompt id 'one' is used"),
+        (
+            lambda t: t.replace('id = "two"', 'id = "Two Words"'),
+            r"prompt 2 \('Two Words'\): id must",
+        ),
+        (
+            lambda t: t.replace("standard library: textwrap.py", "the web"),
+            r"prompt 2 .*source must",
+        ),
+        (lambda t: t.replace('text = "abc"', 'text = "  "'), r"prompt 1 \('one'\): 'text' must be"),
+        (lambda t: t.replace('text = "abc"\n', ""), r"prompt 1 \('one'\): missing 'text'"),
+        (
+            lambda t: t.replace("max_new_tokens = 8", "max_new_tokens = 0"),
+            r"bad.toml: max_new_tokens",
+        ),
+        (lambda t: t.replace("max_new_tokens = 4", "max_new_tokens = true"), r"prompt 2.*max_new"),
+        (lambda t: t.replace("max_new_tokens = 4", "mood = 4"), r"prompt 2: unknown key 'mood'"),
+        (lambda t: t.split('[[prompts]]\nid = "two"')[0], r"bad.toml: needs at least 2"),
+        (lambda t: t.replace('name = "tiny"', "name = "), r"bad.toml: not valid TOML"),
+        (lambda t: t.replace('description = "two prompts"', "description = 5"), r"'description'"),
+    ],
+)
+def test_bad_files_name_the_file_and_the_problem(tmp_path, change, message):
+    path = write(tmp_path, "bad.toml", change(GOOD))
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(path)
+    with pytest.raises(ValueError):  # a ScenarioError is a ValueError
+        load_scenarios(tmp_path)
+
+
+def test_folder_level_errors(tmp_path):
+    with pytest.raises(ScenarioError, match="no scenario files"):
+        load_scenarios(tmp_path)
+    (tmp_path / "latin1.toml").write_bytes(GOOD.replace("abc", "caf\xe9").encode("latin-1"))
+    with pytest.raises(ScenarioError, match="latin1.toml: not UTF-8"):
+        load_scenarios(tmp_path)
+    (tmp_path / "latin1.toml").unlink()
+    write(tmp_path, "a.toml", GOOD)
+    write(tmp_path, "b.toml", GOOD)
+    with pytest.raises(ScenarioError, match="two files use the scenario name 'tiny'"):
+        load_scenarios(tmp_path)
+    (tmp_path / "b.toml").unlink()
+    with pytest.raises(ScenarioError, match="no scenario named 'huge'"):
+        load_scenarios(tmp_path, names=["huge"])
+    with pytest.raises(ScenarioError, match="no such scenario file"):
+        load_scenario(tmp_path / "missing.toml")
+
+
+def test_prompts_hash_changes_with_any_text(tmp_path):
+    first = prompts_sha256([load_scenario(write(tmp_path, "a.toml", GOOD))])
+    again = prompts_sha256([load_scenario(write(tmp_path, "a.toml", GOOD))])
+    edited = prompts_sha256([load_scenario(write(tmp_path, "a.toml", GOOD.replace("abc", "abd")))])
+    assert first == again != edited
+
+
+def provenance_oracle(prompt, output, min_span):
+    """The same parse by brute force over every start and length (independent of _longest)."""
+    labels, i = [], 0
+    while i < len(output):
+        best_prompt = best_output = 0
+        for n in range(1, len(output) - i + 1):
+            piece = output[i : i + n]
+            if any(prompt[j : j + n] == piece for j in range(len(prompt) - n + 1)):
+                best_prompt = n
+            if any(output[j : j + n] == piece for j in range(i)):
+                best_output = n
+        span = max(best_prompt, best_output)
+        if span >= min_span:
+            labels += ["prompt" if best_prompt >= best_output else "loop"] * span
+            i += span
+        else:
+            labels.append("new")
+            i += 1
+    return labels
+
+
+def test_provenance_examples():
+    prompt = list(b"def add(a, b):\n    return a + b\n")
+    copied = list(b"    return a + b\n")
+    assert output_provenance(prompt, copied, min_span=8) == ["prompt"] * len(copied)
+    loop = list(b"xyz!" * 6)  # the first period is new, the rest repeats it
+    labels = output_provenance(prompt, loop, min_span=8)
+    assert labels == ["new"] * 4 + ["loop"] * 20
+    assert provenance_fractions(labels) == {"prompt": 0.0, "loop": 20 / 24, "new": 4 / 24}
+    assert output_provenance(prompt, [], 8) == []
+    assert provenance_fractions([]) == {"prompt": 0.0, "loop": 0.0, "new": 0.0}
+
+
+def test_provenance_matches_brute_force_on_random_sequences():
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        alphabet = int(rng.integers(2, 5))
+        prompt = rng.integers(0, alphabet, int(rng.integers(0, 30))).tolist()
+        output = rng.integers(0, alphabet, int(rng.integers(0, 40))).tolist()
+        if rng.random() < 0.5 and prompt:  # splice in a copy of the prompt
+            start = int(rng.integers(0, len(prompt)))
+            output[5:5] = prompt[start : start + 12]
+        min_span = int(rng.integers(2, 7))
+        assert output_provenance(prompt, output, min_span) == provenance_oracle(
+            prompt, output, min_span
+        )
