@@ -150,7 +150,7 @@ def render_html(result, prompt: str | None = None, legend: bool = True) -> str:
             f"style='{HTML_STYLES[piece.role]}'>{text}</span>"
         )
     block = (
-        "<pre style='white-space:pre-wrap;font-size:1.05em;line-height:1.6;"
+        "<pre style='font-family:monospace;white-space:pre-wrap;font-size:1.05em;line-height:1.6;"
         "border:1px solid #BBBBBB;padding:0.5em'>" + "".join(spans) + "</pre>"
     )
     return block + (legend_html() if legend else "")
