@@ -17,7 +17,7 @@ that matters is a ratio (paired within a round), not an absolute time. The core 
 threadpoolctl (the BLAS record) and tqdm (progress bars) are imported where used.
 
 Sections: 1. machine record, 2. timing core, 3. lesson 04 (forward cost),
-4. lesson 06 (decoding scenarios: not built yet), 5. command line.
+4. lesson 06 (decoding scenarios: speclab.bench_decode), 5. command line.
 Left out: GPUs (only modelled), batching of several sequences, and float16.
 """
 
@@ -615,7 +615,8 @@ def greedy_seconds(
     return measured["greedy"], state["produced"]
 
 
-# --- 4. lesson 06: decoding scenarios (not built yet) --------------------------------------
+# --- 4. lesson 06: decoding scenarios -------------------------------------------------------
+# `speclab bench decode` lives in speclab.bench_decode (options added by add_arguments below).
 
 
 # --- 5. command line ------------------------------------------------------------------------
@@ -642,20 +643,26 @@ def add_arguments(parser):
     parser.add_argument(
         "--n-past", type=int, default=256, help="cached positions before the new ones"
     )
-    parser.add_argument("--repeats", type=int, default=None, help="interleaved rounds (default 31)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="interleaved rounds (forward 31, decode 7)"
+    )
     parser.add_argument("--greedy-tokens", type=int, default=128, help="tokens per greedy run")
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="limit BLAS threads (default: the library's own choice)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
     parser.add_argument("--quick", action="store_true", help="few settings and rounds (for tests)")
     parser.add_argument("--out", type=Path, default=Path("build/bench"),
-                        help="folder for forward.json and forward.csv")  # fmt: skip
+                        help="folder for forward.json/.csv and decode.json/.csv")  # fmt: skip
+    from speclab import bench_decode
+
+    bench_decode.add_arguments(parser)
 
 
 def run(args) -> int:
     if args.what == "decode":
-        print("speclab bench decode: not built yet (try `speclab bench forward`)", file=sys.stderr)
-        return 2
+        from speclab.bench_decode import run_decode
+
+        return run_decode(args)
     return run_forward(args)
 
 

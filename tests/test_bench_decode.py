@@ -1,0 +1,204 @@
+"""The decode benchmark on tiny random models: correctness of what it reports, never speed."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from speclab import bench_decode
+from speclab.bench_decode import (
+    Method,
+    Settings,
+    alpha_estimate,
+    decode_report,
+    load_report,
+    position_counts,
+    save_decode_report,
+)
+from speclab.cli import main
+from speclab.counting import simulate_rounds
+from speclab.decoding import Round
+from speclab.gpt import GPTConfig
+from speclab.scenarios import load_scenarios
+from speclab.weights import random_model, save
+
+SCENARIO = """name = "{name}"
+description = "test prompts"
+max_new_tokens = 10
+
+[[prompts]]
+id = "repeat"
+source = "written for the project"
+text = "abcabcabcabcabc"
+
+[[prompts]]
+id = "plain"
+source = "written for the project"
+text = "hello world"
+"""
+TINY = Settings(repeats=2, k_values=(1, 3), k_max=3, seed=1)
+
+
+@pytest.fixture(scope="module")
+def models():
+    target = random_model(GPTConfig(2, 2, 16, 48), np.random.default_rng(0))
+    draft = random_model(GPTConfig(1, 2, 8, 48), np.random.default_rng(1))
+    return target, draft
+
+
+@pytest.fixture
+def prompts(tmp_path):
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    for i, name in enumerate(["copy-heavy", "free text"]):
+        (folder / f"0{i}.toml").write_text(SCENARIO.format(name=name), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def report(models, prompts):
+    target, draft = models
+    return decode_report(target, draft, load_scenarios(prompts), TINY)
+
+
+def test_methods_and_labels():
+    labels = [m.label for m in TINY.methods()]
+    assert labels == [
+        "greedy", "lookup k=1", "lookup k=3", "lookup adaptive",
+        "model k=1", "model k=3", "model adaptive",
+    ]  # fmt: skip
+    assert Method("lookup", 8, adaptive=True).label == "lookup adaptive"
+
+
+def test_report_is_complete_and_consistent(report):
+    methods = TINY.methods()
+    assert len(report["results"]) == 2 * len(methods)
+    check = report["equal_to_greedy"]
+    # every speculative run, warm-up included: 2 scenarios x 2 prompts x 6 methods x 3 rounds
+    assert check["all_equal"] and check["speculative_runs_checked"] == 2 * 2 * 6 * 3
+    for row in report["results"]:
+        assert row["runs"] == 2 * TINY.repeats  # two prompts per scenario, every kept repeat
+        assert row["tokens"] == 2 * 2 * 10
+        assert len(row["speedups"]) == TINY.repeats and row["speedup"] > 0
+        assert row["speedup_q25"] <= row["speedup"] <= row["speedup_q75"]
+        if row["drafter"] == "none":
+            assert row["speedup"] == 1.0 and row["tokens_per_target_forward"] == 1.0
+            continue
+        assert row["tokens_per_target_forward"] == pytest.approx(row["mean_accepted_length"])
+        reached, accepted = row["position_reached"], row["position_accepted"]
+        assert len(reached) == TINY.k_max
+        assert all(0 <= a <= r for a, r in zip(accepted, reached, strict=True))
+        assert all(later <= earlier for earlier, later in zip(reached, reached[1:], strict=False))
+        if not row["adaptive"]:
+            assert all(r == 0 for r in reached[row["k"] :])  # nothing beyond k was drafted
+        alpha = row["alpha_leviathan"]
+        if np.isfinite(alpha):
+            assert 0 <= alpha <= 1
+            if not row["adaptive"]:
+                assert np.isfinite(row["predicted_leviathan"])
+    for name in ("copy-heavy", "free text"):
+        shares = report["provenance"][name]
+        assert shares["prompt"] + shares["loop"] + shares["new"] == pytest.approx(1.0)
+        assert shares["tokens"] == 20
+        assert set(report["adaptive"][name]) == {"lookup", "model"}
+        for summary in report["adaptive"][name].values():
+            assert sum(summary["modes"].values()) == summary["rounds"] > 0
+    assert set(report["goals"]) >= {"copy-heavy lookup speedup", "free text default speedup"}
+
+
+def test_record_names_models_prompts_and_machine(report):
+    assert report["prompts"]["sha256"] and len(report["prompts"]["scenarios"]) == 2
+    assert report["models"]["target"]["config"]["n_layer"] == 2
+    assert report["models"]["draft"]["config"]["n_layer"] == 1
+    machine = report["machine"]
+    for key in ("speclab", "python", "numpy", "cpu", "blas", "load_average_before"):
+        assert key in machine
+    assert list(report["settings"]["k_values"]) == [1, 3]
+    assert "bytes" in report["tokenizer"]
+    assert set(report["outputs"]) == {
+        "copy-heavy / repeat", "copy-heavy / plain", "free text / repeat", "free text / plain",
+    }  # fmt: skip
+
+
+def test_save_and_load(report, tmp_path):
+    json_path, csv_path = save_decode_report(report, tmp_path / "out")
+    again = load_report(json_path)
+    assert again["equal_to_greedy"]["all_equal"]
+    with csv_path.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(report["results"])
+    assert rows[0]["method"] == "greedy" and float(rows[0]["speedup"]) == 1.0
+    (tmp_path / "other.json").write_text(json.dumps({"benchmark": "forward"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="not a `speclab bench decode` report"):
+        load_report(tmp_path / "other.json")
+
+
+def test_a_wrong_output_is_reported(models, prompts, monkeypatch):
+    real = bench_decode.speculative_decode
+
+    def broken(*args, **kwargs):
+        result = real(*args, **kwargs)
+        result.tokens = result.tokens[:-1] + [(result.tokens[-1] + 1) % 256]
+        return result
+
+    monkeypatch.setattr(bench_decode, "speculative_decode", broken)
+    target, draft = models
+    settings = Settings(repeats=1, warmup=0, k_values=(2,), k_max=2, drafters=("lookup",))
+    report = decode_report(target, draft, load_scenarios(prompts, ["free text"]), settings)
+    check = report["equal_to_greedy"]
+    assert not check["all_equal"] and len(check["mismatches"]) == check["speculative_runs_checked"]
+    assert check["mismatches"][0]["scenario"] == "free text"
+
+
+def test_alpha_estimate_recovers_alpha_from_simulated_rounds():
+    rng = np.random.default_rng(5)
+    for alpha, k in ((0.3, 4), (0.8, 8)):
+        accepted = simulate_rounds(alpha, k, 20000, rng)
+        rounds = [Round([0] * k, int(m), 0) for m in accepted]
+        assert alpha_estimate(rounds) == pytest.approx(alpha, abs=0.01)
+    assert np.isnan(alpha_estimate([Round([], 0, 1)]))  # no drafts, no estimate
+
+
+def test_position_counts_by_hand():
+    rounds = [Round([1, 2, 3], 3, 0), Round([1, 2, 3], 1, 0), Round([1], 0, 0), Round([], 0, 0)]
+    reached, accepted = position_counts(rounds, 4)
+    assert reached == [3, 2, 1, 0]  # position 2 is reached in rounds 1 and 2, position 3 once
+    assert accepted == [2, 1, 1, 0]
+
+
+def test_cli_bench_decode(models, prompts, tmp_path, capsys):
+    target, draft = models
+    paths = []
+    for name, model in (("t.npz", target), ("d.npz", draft)):
+        save(tmp_path / name, model.params, model.config)
+        paths.append(str(tmp_path / name))
+    out = tmp_path / "bench"
+    argv = ["bench", "decode", "--weights", paths[0], "--draft-weights", paths[1],
+            "--prompts-dir", str(prompts), "--quick", "--repeats", "1", "--max-new-tokens", "6",
+            "--k", "2", "--scenario", "free text", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "every speculative output equal to greedy: yes" in printed and "kernel" in printed
+    report = json.loads((out / "decode.json").read_text(encoding="utf-8"))
+    assert report["settings"]["quick"] and report["settings"]["max_new_tokens"] == 6
+    assert [s["name"] for s in report["prompts"]["scenarios"]] == ["free text"]
+    assert (out / "decode.csv").is_file()
+    assert report["models"]["target"]["sha256"] and report["models"]["draft"]["file"] == "d.npz"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--scenario", "nonsense"], "no scenario named 'nonsense'"),
+        (["--repeats", "0"], "at least 1"),
+        (["--k", "0"], "at least 1"),
+    ],
+)
+def test_cli_bench_decode_errors(models, prompts, tmp_path, capsys, extra, message):
+    target, _ = models
+    save(tmp_path / "t.npz", target.params, target.config)
+    argv = ["bench", "decode", "--weights", str(tmp_path / "t.npz"), "--drafter", "lookup",
+            "--prompts-dir", str(prompts), "--out", str(tmp_path), *extra]  # fmt: skip
+    assert main(argv) == 1
+    assert message in capsys.readouterr().err
