@@ -27,6 +27,11 @@ test-slow: $(STAMP)
 test-browser: $(STAMP)
 	$(BIN)/python -m pytest -m browser tests -q
 
+# build/handouts/: lessons/*.md and lessons/answers/*.md as print-ready HTML, plus A4 and
+# Letter PDFs when /usr/bin/chromium exists; open build/handouts/index.html.
+handouts: $(STAMP)
+	$(BIN)/speclab handouts
+
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .

@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "demo": ("speclab.demo", "speculative decoding on the shipped model, coloured"),
     "bench": ("speclab.bench", "benchmark: forward cost, speedup per scenario"),
     "train": ("speclab.train", "train the target or draft model in numpy"),
+    "handouts": ("speclab.handouts", "build printable handouts (HTML, PDF) from lessons/"),
 }
 
 

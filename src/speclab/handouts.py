@@ -1,0 +1,507 @@
+"""Printable handouts: the lessons' Markdown as print-ready HTML, and PDF on A4 and Letter.
+
+`make handouts` (or `speclab handouts`) turns every `lessons/*.md` into
+`build/handouts/NAME.html`, and every answer key `lessons/answers/*.md` into
+`build/handouts/answers/NAME.html`, so a teacher can print the exercises without the
+answers. Where `/usr/bin/chromium` exists (Debian's package), each page is also printed to
+`NAME-a4.pdf` and `NAME-letter.pdf` by headless Chromium. `build/handouts/index.html`
+links everything.
+
+Figures: a handout asks for a figure from `speclab.figures` with an image whose address
+starts with `figure:`, naming the function without its `_figure` suffix and giving its
+keyword arguments as a query string:
+
+    ![One round: draft 4, verify 4, accept 2](figure:draft_verify?k=4&accepted=2)
+
+draws `speclab.figures.draft_verify_figure(k=4, accepted=2)` into
+`build/handouts/figures/` as SVG (crisp in print) and shows it with the alt text as its
+caption. Values are read as int, float, `true`/`false`, a comma list of numbers
+(`cases=0,2,4`) or else text (`draft=ABX`, `prefix=`); `%20` is a space. Pasted
+screenshots are not needed and not wanted: the figure is redrawn from the code.
+
+Answers stay out of handouts: `answer_leaks(handout, key)` lists what a handout shares
+with its answer key (an "Answers"/"Solution" heading, a sentence of the key, a table row
+of the key with its blanks filled), and the build stops when it finds any.
+
+Print rules (CSS `@media print`): A4 and Letter, 16 mm margins, page numbers in the page
+footer, no table, figure or heading split from what follows it; runs of four or more
+underscores become writing lines, and so does a line of only underscores (Markdown's
+thematic break). Left out: other paper sizes, two-sided layout, fonts
+beyond the system's DejaVu/Liberation families, any network access.
+"""
+
+import argparse
+import html
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
+FIGURE_SCHEME = "figure:"
+BLANK = re.compile(r"_{4,}")
+# Headings that open an answer section; they belong in lessons/answers/, not in a handout.
+ANSWER_HEADING = re.compile(r"^\s*(answer key|answers?|solutions?)\b", re.IGNORECASE)
+MIN_SENTENCE_CHARS = 40  # shorter key sentences ("a) 3 squares.") may repeat a question
+
+
+class HandoutError(ValueError):
+    """A handout that cannot be built as asked (unknown figure, bad argument, leaked answers)."""
+
+
+STYLE = """
+:root { --ink: #111; --rule: #888; --answers: #D55E00; }
+html { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: var(--ink); }
+body { max-width: 52em; margin: 2em auto; padding: 0 1.5em; line-height: 1.45; font-size: 12pt; }
+h1 { font-size: 1.6em; margin: 0 0 0.6em; border-bottom: 2px solid var(--ink); }
+h2 { font-size: 1.2em; margin: 1.4em 0 0.4em; }
+h3 { font-size: 1.05em; margin: 1.1em 0 0.3em; }
+code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 0.92em; }
+pre { background: #f4f4f4; padding: 0.6em; overflow-x: auto; white-space: pre-wrap; }
+table { border-collapse: collapse; margin: 0.6em 0 1em; }
+th, td { border: 1px solid var(--rule); padding: 0.3em 0.6em; text-align: left;
+  vertical-align: top; }
+th { background: #eee; }
+.blank { display: inline-block; border-bottom: 1px solid var(--ink); height: 1.1em;
+  vertical-align: bottom; max-width: 100%; }
+p.write { margin-top: 1.6em; }
+hr { border: 0; border-bottom: 1px solid var(--ink); margin: 2em 0 0.5em; } /* a ____ line */
+p.write .blank { width: 100% !important; }
+.figure { display: block; margin: 0.8em 0 1.2em; text-align: center; }
+.figure img { max-width: 100%; max-height: 11cm; }
+.figure .caption { display: block; font-size: 0.9em; font-style: italic; margin-top: 0.3em; }
+.answers-banner { border: 2px solid var(--answers); color: var(--answers); font-weight: bold;
+  padding: 0.3em 0.6em; margin-bottom: 1em; }
+nav.index li { margin: 0.3em 0; }
+@page { margin: 16mm 16mm 18mm; }
+@media print {
+  body { max-width: none; margin: 0; padding: 0; font-size: 11pt; }
+  h1, h2, h3 { break-after: avoid; page-break-after: avoid; }
+  section, table, tr, .figure, pre, blockquote { break-inside: avoid; page-break-inside: avoid; }
+  p, li { orphans: 3; widows: 3; }
+  a { color: inherit; text-decoration: none; }
+  th { background: #eee; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
+"""
+
+
+@dataclass(frozen=True)
+class FigureRequest:
+    """`figure:NAME?key=value` parsed: the speclab.figures function and its keyword arguments."""
+
+    name: str
+    kwargs: tuple[tuple[str, object], ...]
+
+    @property
+    def file_name(self) -> str:
+        parts = [self.name] + [f"{key}{_slug(value)}" for key, value in self.kwargs]
+        return "-".join(parts) + ".svg"
+
+
+def _slug(value) -> str:
+    text = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+    return re.sub(r"[^A-Za-z0-9.,]+", "_", text).replace(",", "_") or "empty"
+
+
+def _parse_value(text: str):
+    """'4' -> 4, '0.8' -> 0.8, 'true' -> True, '0,2,4' -> (0, 2, 4), anything else -> text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if "," in text:
+        return tuple(_parse_value(part) for part in text.split(","))
+    return text
+
+
+def parse_figure(src: str) -> FigureRequest:
+    """Read a `figure:NAME?key=value&...` address (see the module docstring)."""
+    if not src.startswith(FIGURE_SCHEME):
+        raise HandoutError(f"not a figure address: {src!r}")
+    name, _, query = src[len(FIGURE_SCHEME) :].partition("?")
+    name = urllib.parse.unquote(name)
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise HandoutError(f"bad figure name {name!r} in {src!r}")
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    return FigureRequest(name, tuple((key, _parse_value(value)) for key, value in pairs))
+
+
+def available_figures() -> list[str]:
+    """Names usable after `figure:`: every `speclab.figures.*_figure` function."""
+    from speclab import figures
+
+    return sorted(
+        name.removesuffix("_figure")
+        for name in dir(figures)
+        if name.endswith("_figure") and callable(getattr(figures, name))
+    )
+
+
+def draw_figure(request: FigureRequest, figure_dir: Path) -> Path:
+    """Draw the requested figure into figure_dir as SVG (once per address); returns its path."""
+    from speclab import figures
+
+    function = getattr(figures, f"{request.name}_figure", None)
+    if function is None:
+        known = ", ".join(available_figures())
+        raise HandoutError(f"unknown figure {request.name!r}; speclab.figures has: {known}")
+    path = figure_dir / request.file_name
+    if not path.exists():
+        try:
+            figure = function(**dict(request.kwargs))
+        except TypeError as error:
+            raise HandoutError(f"figure {request.name!r}: {error}") from error
+        figure_dir.mkdir(parents=True, exist_ok=True)
+        figure.savefig(path, format="svg", bbox_inches="tight")
+    return path
+
+
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+def _blank_lines(escaped: str) -> str:
+    """Runs of underscores become writing lines about as long as the run."""
+    return BLANK.sub(
+        lambda run: f'<span class="blank" style="width: {0.62 * len(run.group()):.1f}em"></span>',
+        escaped,
+    )
+
+
+def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
+    """The Markdown as HTML (body only), figures drawn into figure_dir and linked by figure_href."""
+    md = _markdown()
+
+    def text(renderer, tokens, index, options, env):
+        return _blank_lines(html.escape(tokens[index].content, quote=False))
+
+    def image(renderer, tokens, index, options, env):
+        token = tokens[index]
+        src = token.attrGet("src") or ""
+        caption = html.escape(token.content)
+        if src.startswith(FIGURE_SCHEME):
+            try:
+                path = draw_figure(parse_figure(src), figure_dir)
+            except HandoutError as error:
+                line = env.get("line")
+                raise HandoutError(f"line {line}: {error}" if line else str(error)) from error
+            src = f"{figure_href}/{path.name}"
+        return (
+            f'<span class="figure"><img src="{html.escape(src)}" alt="{caption}">'
+            f'<span class="caption">{caption}</span></span>'
+        )
+
+    md.add_render_rule("text", text)
+    md.add_render_rule("image", image)
+    parts, in_section = [], False
+    for token in md.parse(markdown):  # block by block, so an error can name its line
+        if token.type == "heading_open" and token.tag == "h2":  # an exercise prints whole
+            parts.append("</section>\n<section>\n" if in_section else "<section>\n")
+            in_section = True
+        env = {"line": token.map[0] + 1 if token.map else None}
+        parts.append(md.renderer.render([token], md.options, env))
+    if in_section:
+        parts.append("</section>\n")
+    # A paragraph that is only writing lines gets room to write in.
+    return re.sub(
+        r"<p>((?:<span class=\"blank\"[^>]*></span>\s*)+)</p>",
+        r'<p class="write">\1</p>',
+        "".join(parts),
+    )
+
+
+def page_title(markdown: str, fallback: str) -> str:
+    match = re.search(r"^#\s+(.+?)\s*#*\s*$", markdown, flags=re.M)
+    return match.group(1) if match else fallback
+
+
+def html_document(title: str, body: str, paper: str | None = None, answers: bool = False) -> str:
+    """A whole page; paper (a PAPERS key) fixes the printed page size, None leaves it to the printer."""
+    size = f"@page {{ size: {PAPERS[paper]}; }}" if paper else ""
+    footer = html.escape(title).replace('"', "'")
+    banner = (
+        '<div class="answers-banner">Answer key: for the teacher, not for handing out.</div>'
+        if answers
+        else ""
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{html.escape(title)}</title>\n"
+        f"<style>{STYLE}\n{size}\n"
+        f'@page {{ @bottom-right {{ content: "{footer} \\00B7  page " counter(page) " of " '
+        "counter(pages); font-size: 8pt; color: #555; } }\n"
+        "</style>\n</head>\n"
+        f'<body class="{"answers" if answers else "handout"}">\n{banner}{body}</body>\n</html>\n'
+    )
+
+
+# --- answers stay out of handouts --------------------------------------------------------
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _inline_text(token) -> str:
+    """An inline token as the reader sees it: text and code, line breaks as spaces."""
+    pieces = [
+        " " if child.type in ("softbreak", "hardbreak") else child.content
+        for child in token.children or []
+    ]
+    return _normalise("".join(pieces))
+
+
+def _blocks(markdown: str) -> dict[str, list]:
+    """Headings, sentences of paragraphs and list items, and table rows, as plain text."""
+    tokens = _markdown().parse(markdown)
+    found: dict[str, list] = {"headings": [], "sentences": [], "rows": []}
+    row: list[str] | None = None
+    for i, token in enumerate(tokens):
+        if token.type == "tr_open":
+            row = []
+        elif token.type == "tr_close" and row is not None:
+            found["rows"].append(tuple(row))
+            row = None
+        elif token.type == "inline":
+            plain = _inline_text(token)
+            if row is not None:
+                row.append(plain)
+            elif tokens[i - 1].type == "heading_open":
+                found["headings"].append(plain)
+            else:
+                found["sentences"] += re.split(r"(?<=[.!?])\s+", plain)
+    return found
+
+
+def _is_blank(cell: str) -> bool:
+    return not cell or bool(re.fullmatch(r"_+|\?+", cell))
+
+
+def answer_leaks(handout: str, key: str) -> list[str]:
+    """What the handout (Markdown) gives away of its answer key (Markdown); [] if nothing.
+
+    A leak is: a heading that opens an answer section; a sentence of the key (at least
+    MIN_SENTENCE_CHARS long) found in the handout; or a key table row that also appears in
+    the handout, cell for cell, where the key fills in a cell (handouts leave blanks).
+    """
+    handout_blocks, key_blocks = _blocks(handout), _blocks(key)
+    leaks = [
+        f"answer heading {heading!r}"
+        for heading in handout_blocks["headings"]
+        if ANSWER_HEADING.match(heading)
+    ]
+    handout_text = _normalise(" ".join(handout_blocks["sentences"] + handout_blocks["headings"]))
+    leaks += [
+        f"answer-key sentence {sentence!r}"
+        for sentence in key_blocks["sentences"]
+        if len(sentence) >= MIN_SENTENCE_CHARS and sentence in handout_text
+    ]
+    handout_rows = set(handout_blocks["rows"])
+    leaks += [
+        f"answer-key table row {' | '.join(row)!r}"
+        for row in key_blocks["rows"]
+        if row in handout_rows
+        and len(row) > 1
+        and not any(map(_is_blank, row))
+        and row not in _header_rows(handout)
+    ]
+    return leaks
+
+
+def _header_rows(markdown: str) -> set[tuple[str, ...]]:
+    """Table header rows: a handout and its key share them by design."""
+    tokens = _markdown().parse(markdown)
+    headers, row, in_head = set(), [], False
+    for token in tokens:
+        if token.type == "thead_open":
+            in_head, row = True, []
+        elif token.type == "thead_close":
+            in_head = False
+            headers.add(tuple(row))
+        elif in_head and token.type == "inline":
+            row.append(_inline_text(token))
+    return headers
+
+
+# --- building -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Built:
+    """One page built: its source, its HTML and the PDFs printed from it."""
+
+    source: Path
+    html: Path
+    pdfs: tuple[Path, ...]
+    title: str
+
+
+def chromium_available() -> bool:
+    return CHROMIUM.exists()
+
+
+def print_pdf(html_path: Path, pdf_path: Path, timeout_s: float = 120.0) -> None:
+    """Print a local HTML page to PDF with headless Chromium (no network, fresh profile)."""
+    with tempfile.TemporaryDirectory(prefix="speclab-chromium-") as profile:
+        command = [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            f"--user-data-dir={profile}",
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={pdf_path}",
+            html_path.resolve().as_uri(),
+        ]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    if result.returncode != 0 or not pdf_path.exists():
+        raise RuntimeError(f"chromium could not print {html_path}:\n{result.stderr[-2000:]}")
+
+
+def build_page(
+    source: Path, out_dir: Path, figure_dir: Path, pdf: bool, answers: bool = False
+) -> Built:
+    """One Markdown file -> out_dir/NAME.html (+ NAME-a4.pdf, NAME-letter.pdf when pdf)."""
+    markdown = source.read_text(encoding="utf-8")
+    title = page_title(markdown, source.stem)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figure_href = Path(*[".."] * len(out_dir.relative_to(figure_dir.parent).parts), "figures")
+    try:
+        body = render_body(markdown, figure_dir, figure_href.as_posix())
+    except HandoutError as error:
+        raise HandoutError(f"{source}: {error}") from error
+    html_path = out_dir / f"{source.stem}.html"
+    html_path.write_text(html_document(title, body, answers=answers), encoding="utf-8")
+    pdfs = []
+    if pdf:
+        for paper in PAPERS:
+            printable = out_dir / f".{source.stem}.{paper}.html"
+            printable.write_text(html_document(title, body, paper, answers), encoding="utf-8")
+            try:
+                pdf_path = out_dir / f"{source.stem}-{paper}.pdf"
+                print_pdf(printable, pdf_path)
+                pdfs.append(pdf_path)
+            finally:
+                printable.unlink(missing_ok=True)
+    return Built(source, html_path, tuple(pdfs), title)
+
+
+def check_no_answers(lessons_dir: Path) -> None:
+    """Stop the build if any handout gives away its answer key (same file name in answers/)."""
+    problems = []
+    for handout in sorted(lessons_dir.glob("*.md")):
+        key = lessons_dir / "answers" / handout.name
+        if key.exists():
+            leaks = answer_leaks(handout.read_text(encoding="utf-8"), key.read_text("utf-8"))
+            problems += [f"{handout}: {leak}" for leak in leaks]
+    if problems:
+        raise HandoutError("handouts give answers away:\n" + "\n".join(problems))
+
+
+def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list[Built]:
+    """lessons/*.md -> out_dir/*.html, lessons/answers/*.md -> out_dir/answers/*.html, + PDFs.
+
+    pdf=None prints PDFs exactly when Chromium is installed.
+    """
+    pdf = chromium_available() if pdf is None else pdf
+    if pdf and not chromium_available():
+        raise HandoutError(f"PDFs need {CHROMIUM} (Debian: apt-get install chromium)")
+    check_no_answers(lessons_dir)
+    figure_dir = out_dir / "figures"
+    if out_dir.exists():
+        for stale in [*out_dir.glob("*.html"), *out_dir.glob("*.pdf")]:
+            stale.unlink()
+        shutil.rmtree(figure_dir, ignore_errors=True)
+        shutil.rmtree(out_dir / "answers", ignore_errors=True)
+    built = [
+        build_page(source, out_dir, figure_dir, pdf) for source in sorted(lessons_dir.glob("*.md"))
+    ]
+    built += [
+        build_page(source, out_dir / "answers", figure_dir, pdf, answers=True)
+        for source in sorted((lessons_dir / "answers").glob("*.md"))
+    ]
+    write_index(built, out_dir)
+    return built
+
+
+def write_index(built: list[Built], out_dir: Path) -> Path:
+    """out_dir/index.html: every page with its PDFs, handouts first, answer keys apart."""
+
+    def item(page: Built) -> str:
+        links = [f'<a href="{page.html.relative_to(out_dir).as_posix()}">HTML</a>']
+        links += [
+            f'<a href="{pdf.relative_to(out_dir).as_posix()}">PDF {pdf.stem.rsplit("-", 1)[1]}</a>'
+            for pdf in page.pdfs
+        ]
+        return f"<li>{html.escape(page.title)}: {' · '.join(links)}</li>"
+
+    handouts = [page for page in built if page.html.parent == out_dir]
+    keys = [page for page in built if page.html.parent != out_dir]
+    body = (
+        "<h1>speclab handouts</h1>\n<nav class='index'>\n<h2>For students</h2>\n<ul>"
+        + "".join(map(item, handouts))
+        + "</ul>\n<h2>Answer keys (print separately)</h2>\n<ul>"
+        + "".join(map(item, keys))
+        + "</ul>\n</nav>\n"
+    )
+    path = out_dir / "index.html"
+    path.write_text(html_document("speclab handouts", body), encoding="utf-8")
+    return path
+
+
+# --- command line -------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from speclab.paths import repo_root
+
+    root = repo_root()
+    parser.add_argument("--lessons", type=Path, default=root / "lessons", help="lesson folder")
+    parser.add_argument(
+        "--out", type=Path, default=root / "build" / "handouts", help="output folder"
+    )
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--pdf", action="store_true", help="PDFs too (fails without Chromium)")
+    choice.add_argument("--no-pdf", dest="pdf", action="store_false", help="HTML only")
+    parser.set_defaults(pdf=None)  # PDFs exactly when Chromium is installed
+    parser.add_argument(
+        "--list-figures", action="store_true", help="print the names usable after figure:"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_figures:
+        print("\n".join(available_figures()))
+        return 0
+    try:
+        built = build_all(args.lessons, args.out, pdf=args.pdf)
+    except HandoutError as error:
+        print(f"handouts: {error}", file=sys.stderr)
+        return 1
+    n_pdfs = sum(len(page.pdfs) for page in built)
+    note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {CHROMIUM} not found)"
+    print(f"{len(built)} pages, {n_pdfs} PDFs in {args.out}{note}; open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m speclab.handouts", description=__doc__)
+    add_arguments(parser)
+    sys.exit(run(parser.parse_args()))

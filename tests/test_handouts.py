@@ -1,0 +1,249 @@
+"""Handouts: every lesson page builds, no handout carries its answers, figures and PDFs work.
+
+The lesson files are globbed, so handouts for new lessons are tested as they land. The
+PDF tests need /usr/bin/chromium and are skipped without it (CI installs it).
+"""
+
+import html
+import re
+import shutil
+
+import pytest
+
+from speclab import cli
+from speclab.handouts import (
+    HandoutError,
+    answer_leaks,
+    build_all,
+    build_page,
+    chromium_available,
+    parse_figure,
+    render_body,
+)
+from speclab.paths import repo_root
+
+LESSONS = repo_root() / "lessons"
+HANDOUTS = sorted(LESSONS.glob("*.md"))
+KEYS = sorted((LESSONS / "answers").glob("*.md"))
+PAIRS = [(LESSONS / key.name, key) for key in KEYS]
+# PDF page sizes in points (1/72 inch): A4 is 210 x 297 mm, Letter 8.5 x 11 in.
+PAPER_POINTS = {"a4": (595.28, 841.89), "letter": (612.0, 792.0)}
+
+needs_chromium = pytest.mark.skipif(not chromium_available(), reason="no /usr/bin/chromium")
+
+
+def visible_text(page: str) -> str:
+    """What a reader of the HTML sees: no tags, no style sheet, entities decoded, one space."""
+    page = re.sub(r"<(style|script)\b.*?</\1>", " ", page, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page))).strip()
+
+
+def sentences(markdown_text: str) -> list[str]:
+    """Prose sentences of a key, as written (used as an oracle beside `answer_leaks`)."""
+    prose = [
+        line
+        for line in markdown_text.splitlines()
+        if line.strip() and not line.lstrip().startswith(("|", "#", "<!--"))
+    ]
+    plain = re.sub(r"[*_`]", "", " ".join(prose))
+    return [s for s in re.split(r"(?<=[.!?])\s+", plain) if len(s) >= 40]
+
+
+def test_there_are_handouts_and_keys():
+    assert HANDOUTS and KEYS
+
+
+@pytest.mark.parametrize("source", HANDOUTS + KEYS, ids=lambda path: path.relative_to(LESSONS))
+def test_every_page_builds_to_html(source, tmp_path):
+    built = build_page(source, tmp_path / "out", tmp_path / "figures", pdf=False)
+    page = built.html.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "@media print" in page
+    assert built.pdfs == ()
+    markdown_text = source.read_text(encoding="utf-8")
+    for heading in re.findall(r"^#{1,3} (.+)$", markdown_text, flags=re.M):
+        plain = re.sub(r"[*_`]", "", heading).strip()
+        assert plain in visible_text(page), f"heading {plain!r} missing"
+    assert page.count("<table>") == len(re.findall(r"^\|[-:| ]+\|\s*$", markdown_text, re.M))
+    assert "figure:" not in page  # every figure address was replaced by a drawn file
+    for src in re.findall(r'<img src="([^"]+)"', page):
+        assert (built.html.parent / src).is_file(), src
+
+
+def test_every_answer_key_has_its_handout():
+    missing = [key.name for key in KEYS if not (LESSONS / key.name).exists()]
+    assert not missing, f"answer keys without a handout of the same name: {missing}"
+
+
+@pytest.mark.parametrize("handout, key", PAIRS, ids=lambda path: path.name)
+def test_no_handout_contains_its_answers(handout, key, tmp_path):
+    handout_md, key_md = handout.read_text("utf-8"), key.read_text("utf-8")
+    assert answer_leaks(handout_md, key_md) == []
+    printed = visible_text(
+        build_page(handout, tmp_path, tmp_path / "f", pdf=False).html.read_text()
+    )
+    key_printed = visible_text(
+        build_page(key, tmp_path / "k", tmp_path / "f", pdf=False).html.read_text()
+    )
+    answers = sentences(key_md)
+    assert answers, f"{key.name}: no answer sentences found, so this test would check nothing"
+    found_in_key = [s for s in answers if s in key_printed]
+    assert len(found_in_key) >= len(answers) // 2, "the oracle does not read the key as printed"
+    leaked = [s for s in found_in_key if s in printed]
+    assert not leaked, f"{handout.name} prints its answers: {leaked[:3]}"
+    assert not re.search(r"<h[1-6][^>]*>\s*(answer key|answers?|solutions?)\b", printed, re.I)
+
+
+# --- the leak checker can fail ------------------------------------------------------------
+
+HANDOUT = """# Lesson 99 · handout
+
+## Exercise 1 · Count
+
+| accepted m | tokens |
+|---|---|
+| 0 | ______ |
+| 2 | ______ |
+
+Why? ________________________________________________
+"""
+KEY = """# Lesson 99 · answer key
+
+## Exercise 1
+
+| accepted m | tokens |
+|---|---|
+| 0 | 1 |
+| 2 | 3 |
+
+Every round adds the target's own token, so m accepted drafts give m + 1 tokens.
+"""
+
+
+def test_leak_checker_passes_a_clean_handout():
+    assert answer_leaks(HANDOUT, KEY) == []
+
+
+@pytest.mark.parametrize(
+    "leaky, found",
+    [
+        (HANDOUT.replace("| 2 | ______ |", "| 2 | 3 |"), "table row '2 | 3'"),
+        (HANDOUT + "\n" + KEY.split("\n", 1)[1], "answer-key sentence"),
+        (HANDOUT + "\n## Answers\n\n1, 3\n", "answer heading 'Answers'"),
+        (HANDOUT + "\n### Solution to exercise 1\n", "answer heading"),
+    ],
+    ids=["filled table", "key pasted", "answers heading", "solution heading"],
+)
+def test_leak_checker_finds_leaks(leaky, found):
+    leaks = answer_leaks(leaky, KEY)
+    assert any(found in leak for leak in leaks), leaks
+
+
+def test_build_stops_on_a_leaking_handout(tmp_path):
+    lessons = tmp_path / "lessons"
+    (lessons / "answers").mkdir(parents=True)
+    (lessons / "99_x.md").write_text(HANDOUT.replace("| 0 | ______ |", "| 0 | 1 |"), "utf-8")
+    (lessons / "answers" / "99_x.md").write_text(KEY, "utf-8")
+    with pytest.raises(HandoutError, match="99_x.md.*table row"):
+        build_all(lessons, tmp_path / "out", pdf=False)
+    assert not (tmp_path / "out" / "99_x.html").exists()
+
+
+def test_build_all_keeps_answers_apart(tmp_path):
+    lessons = tmp_path / "lessons"
+    shutil.copytree(LESSONS, lessons)
+    out = tmp_path / "out"
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    assert status == 0
+    assert sorted(p.stem for p in out.glob("*.html")) == sorted(
+        [p.stem for p in HANDOUTS] + ["index"]
+    )
+    assert sorted(p.stem for p in (out / "answers").glob("*.html")) == [p.stem for p in KEYS]
+    for page in out.glob("*.html"):
+        if page.name != "index.html":
+            assert 'href="answers/' not in page.read_text("utf-8"), f"{page.name} links a key"
+            assert "Answer key: for the teacher" not in page.read_text("utf-8")
+    for page in (out / "answers").glob("*.html"):
+        assert "Answer key: for the teacher" in page.read_text("utf-8")
+    index = (out / "index.html").read_text("utf-8")
+    assert all(f'href="answers/{key.stem}.html"' in index for key in KEYS)
+
+
+# --- figures ------------------------------------------------------------------------------
+
+
+def test_figure_address_is_parsed():
+    request = parse_figure("figure:forwards_per_case?cases=0,2,4&k=4&alpha=0.8&prefix=&draft=ABX")
+    assert request.name == "forwards_per_case"
+    assert dict(request.kwargs) == {
+        "cases": (0, 2, 4),
+        "k": 4,
+        "alpha": 0.8,
+        "prefix": "",
+        "draft": "ABX",
+    }
+    assert isinstance(dict(request.kwargs)["k"], int)
+    assert request.file_name == "forwards_per_case-cases0_2_4-k4-alpha0.8-prefixempty-draftABX.svg"
+
+
+def test_figure_is_drawn_from_speclab_figures(tmp_path):
+    markdown_text = "Intro.\n\n![One round, m = 2](figure:draft_verify?k=4&accepted=2)\n"
+    body = render_body(markdown_text, tmp_path / "figures", "figures")
+    drawn = tmp_path / "figures" / "draft_verify-k4-accepted2.svg"
+    assert drawn.is_file() and "<svg" in drawn.read_text("utf-8")[:500]
+    assert '<img src="figures/draft_verify-k4-accepted2.svg" alt="One round, m = 2">' in body
+    assert '<span class="caption">One round, m = 2</span>' in body
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [
+        ("figure:no_such_thing", "unknown figure 'no_such_thing'"),
+        ("figure:draft_verify?colour=red", "unexpected keyword"),
+        ("figure:Bad-Name", "bad figure name"),
+    ],
+)
+def test_bad_figure_names_its_line(address, message, tmp_path):
+    markdown_text = f"# Title\n\nText.\n\n![x]({address})\n"
+    with pytest.raises(HandoutError, match=f"line 5: .*{message}"):
+        render_body(markdown_text, tmp_path, "figures")
+
+
+def test_underscores_become_writing_lines(tmp_path):
+    body = render_body("Name: ______ Date: ____\n\n" + "_" * 60 + "\n", tmp_path, "f")
+    assert body.count('class="blank"') == 2 and "<hr />" in body and "____" not in body
+
+
+# --- PDFs ---------------------------------------------------------------------------------
+
+
+def media_boxes(pdf: bytes) -> list[tuple[float, float]]:
+    boxes = re.findall(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", pdf)
+    return [(float(width), float(height)) for width, height in boxes]
+
+
+@needs_chromium
+def test_pdf_on_a4_and_letter(tmp_path):
+    source = tmp_path / "99_figure.md"
+    source.write_text(
+        "# Lesson 99\n\n## Exercise 1\n\nName: ________\n\n"
+        "![One round](figure:draft_verify?k=4&accepted=2)\n\n" + "More text. " * 400,
+        "utf-8",
+    )
+    built = build_page(source, tmp_path / "out", tmp_path / "out" / "figures", pdf=True)
+    assert [pdf.name for pdf in built.pdfs] == ["99_figure-a4.pdf", "99_figure-letter.pdf"]
+    for pdf_path in built.pdfs:
+        pdf = pdf_path.read_bytes()
+        assert pdf.startswith(b"%PDF-")
+        boxes = media_boxes(pdf)
+        assert len(boxes) >= 2, "the long text should need a second page"
+        expected = PAPER_POINTS[pdf_path.stem.rsplit("-", 1)[1]]
+        for box in boxes:
+            assert box == pytest.approx(expected, abs=2.0), pdf_path.name
+    assert not list((tmp_path / "out").glob(".*.html")), "temporary print pages left behind"
+
+
+@needs_chromium
+def test_a_real_handout_prints(tmp_path):
+    handout = HANDOUTS[0]
+    built = build_page(handout, tmp_path, tmp_path / "figures", pdf=True)
+    assert len(built.pdfs) == 2 and all(pdf.stat().st_size > 1000 for pdf in built.pdfs)
