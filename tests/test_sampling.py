@@ -645,3 +645,9 @@ def test_decoder_takes_the_alternative_rules(tiny_pair):
             for _ in range(2)
         ]  # fmt: skip
         assert runs[0] == runs[1] and len(runs[0]) == 20
+
+
+def test_chi_square_with_a_single_possible_outcome():
+    assert chi_square_test([0, 40, 0], [0.0, 1.0, 0.0]).p_value == 1.0
+    assert chi_square_test([1, 39, 0], [0.0, 1.0, 0.0]).p_value == 0.0
+    assert chi_square_two_sample([0, 5], [0, 9]).p_value == 1.0

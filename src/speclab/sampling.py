@@ -321,7 +321,7 @@ def chi_square_sf(statistic: float, df: int) -> float:
 @dataclass(frozen=True)
 class ChiSquareResult:
     statistic: float
-    df: int  # degrees of freedom: bins - 1
+    df: int  # degrees of freedom: bins - 1 (0 when a single outcome is possible)
     p_value: float
     bins: int  # categories after pooling the rare ones
 
@@ -361,8 +361,8 @@ def chi_square_test(counts, probabilities, min_expected: float = 5.0) -> ChiSqua
     bins = _pool_rare(expected[possible], min_expected)
     observed = np.bincount(bins, weights=counts[possible])
     wanted = np.bincount(bins, weights=expected[possible])
-    if observed.size < 2:
-        raise ValueError("a chi-square test needs at least two bins with enough expected counts")
+    if observed.size < 2:  # one possible outcome, and every count is in it: nothing to test
+        return ChiSquareResult(0.0, 0, 1.0, 1)
     statistic = float(((observed - wanted) ** 2 / wanted).sum())
     df = observed.size - 1
     return ChiSquareResult(statistic, df, chi_square_sf(statistic, df), observed.size)
@@ -378,8 +378,8 @@ def chi_square_two_sample(counts_a, counts_b, min_expected: float = 5.0) -> ChiS
     bins = _pool_rare(smaller * pooled[seen], min_expected)
     observed = np.stack([np.bincount(bins, weights=row[seen]) for row in counts])  # [2, n_bins]
     wanted = totals * np.bincount(bins, weights=pooled[seen])[None, :]  # [2, n_bins]
-    if observed.shape[1] < 2:
-        raise ValueError("a chi-square test needs at least two bins with enough expected counts")
+    if observed.shape[1] < 2:  # both samples all in one bin: they agree
+        return ChiSquareResult(0.0, 0, 1.0, 1)
     statistic = float(((observed - wanted) ** 2 / wanted).sum())
     df = observed.shape[1] - 1
     return ChiSquareResult(statistic, df, chi_square_sf(statistic, df), observed.shape[1])

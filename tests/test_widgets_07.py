@@ -1,0 +1,94 @@
+"""Lesson 07's figures and widget, headless: what is drawn and shown equals what is computed."""
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from speclab.figures import (
+    sampling_convergence_figure,
+    sampling_rule_figure,
+    sampling_speed_figure,
+    temperature_acceptance_figure,
+)
+from speclab.sampling import SIGNIFICANCE, chi_square_test
+from speclab.widgets import SamplingRuleExplorer
+
+P = np.array([0.4, 0.3, 0.2, 0.1])
+Q = np.array([0.1, 0.5, 0.2, 0.2])
+
+
+def bar_heights(ax) -> list[float]:
+    return [patch.get_height() for patch in ax.patches]
+
+
+def test_rule_figure_draws_acceptance_and_leftover():
+    fig = sampling_rule_figure(P, Q, "ABCD")
+    left, middle, right = fig.axes
+    assert np.allclose(bar_heights(middle), [1.0, 0.6, 1.0, 0.5])  # min(1, p/q) by hand
+    assert np.allclose(bar_heights(right), [1.0, 0.0, 0.0, 0.0])  # max(0, p - q) = A only
+    assert "0.70" in left.get_title(loc="left") and "0.30" in right.get_title(loc="left")
+    never = sampling_rule_figure([0.25] * 4, [0.0, 0.5, 0.5, 0.0], "ABCD").axes[1]
+    assert np.allclose(bar_heights(never), [0.0, 0.5, 0.5, 0.0])
+    assert sum("never" in text.get_text() for text in never.texts) == 2
+    same = sampling_rule_figure(P, P, "ABCD").axes[2]
+    assert np.allclose(bar_heights(same), 0.0)  # nothing to draw after a rejection
+    assert any("nothing is ever rejected" in text.get_text() for text in same.texts)
+
+
+def test_convergence_figure_shows_shares_and_distance():
+    tokens = np.array([0, 0, 1, 2, 0, 3, 1, 0])
+    fig = sampling_convergence_figure(P, {"exact rule": tokens}, "ABCD")
+    left, right = fig.axes
+    share = np.bincount(tokens, minlength=4) / tokens.size
+    assert np.allclose(bar_heights(left), share)
+    distance = right.lines[0].get_ydata()
+    assert distance.size == tokens.size
+    assert distance[-1] == pytest.approx(0.5 * np.abs(share - P).sum())
+
+
+def test_temperature_and_speed_figures():
+    fig = temperature_acceptance_figure([0, 0.5, 1], [0.4, 0.5, 0.6], [0.4, 0.3, 0.2], {1.0: 0.55})
+    assert isinstance(fig, Figure)
+    assert np.allclose(fig.axes[0].lines[0].get_ydata(), [0.4, 0.5, 0.6])
+    assert np.allclose(fig.axes[0].lines[2].get_ydata(), [0.55])
+    rows = [
+        {"method": "plain sampling", "median": 1.0, "q25": 1.0, "q75": 1.0},
+        {"method": "exact rule", "median": 1.3, "q25": 1.2, "q75": 1.4, "predicted": 1.25},
+    ]
+    ax = sampling_speed_figure(rows).axes[0]
+    assert np.allclose([patch.get_width() for patch in ax.patches], [1.0, 1.3])
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return SamplingRuleExplorer(steps=1000)
+
+
+def test_explorer_default_shows_the_rule_and_catches_the_biased_one(explorer):
+    assert "0.700" in explorer.text.value and "0.250" in explorer.text.value
+    assert set(explorer.samples) == {"exact rule", "biased resample (b)"}
+    exact = chi_square_test(np.bincount(explorer.samples["exact rule"], minlength=4), P)
+    biased = chi_square_test(np.bincount(explorer.samples["biased resample (b)"], minlength=4), P)
+    assert exact.p_value > SIGNIFICANCE and biased.p_value < SIGNIFICANCE
+    assert f"{exact.p_value:.3g}" in explorer.text.value
+    assert explorer.picture.value and explorer.rule_picture.value
+    assert len(explorer.samples["exact rule"]) == 1000
+
+
+def test_explorer_sliders_change_what_is_shown(explorer):
+    explorer.set_weights(p_draft=[0.4, 0.3, 0.2, 0.1])  # q = p: even the biased rule is exact
+    assert "= <b>1.000</b>" in explorer.text.value
+    for tokens in explorer.samples.values():
+        assert chi_square_test(np.bincount(tokens, minlength=4), P).p_value > SIGNIFICANCE
+    explorer.steps.value = 100
+    assert all(len(tokens) == 100 for tokens in explorer.samples.values())
+    explorer.set_weights(p_target=[0.0] * 4)
+    assert "cannot all be 0" in explorer.text.value  # a message, not an exception
+    explorer.target_sliders[2].value = 1.0  # one slider moved: p is all on C
+    assert [s.value for s in explorer.draft_sliders] == [0.4, 0.3, 0.2, 0.1]
+    assert all(set(tokens.tolist()) == {2} for tokens in explorer.samples.values())
+
+
+def test_explorer_checks_its_arguments():
+    with pytest.raises(ValueError):
+        SamplingRuleExplorer(p_target=(0.5, 0.5), p_draft=(0.2, 0.3, 0.5))
