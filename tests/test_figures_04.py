@@ -47,6 +47,12 @@ def test_forward_cost_figure_draws_medians_and_paired_ratios():
     assert len({str(line.get_linestyle()) for line in data_lines}) == 2
 
 
+def test_forward_cost_figure_uses_a_log_time_axis_for_curves_far_apart():
+    assert forward_cost_figure({"a": curve()}).axes[0].get_yscale() == "linear"
+    far_apart = forward_cost_figure({"narrow": curve(), "wide": curve(100.0)})
+    assert far_apart.axes[0].get_yscale() == "log"
+
+
 def test_cache_figure_names_the_factor():
     with_cache = Timings("n_seq", np.array([16, 256]), np.full((2, 3), 1e-3))
     without = Timings("n_seq", np.array([16, 256]), np.array([[2e-3] * 3, [50e-3] * 3]))

@@ -438,7 +438,11 @@ def forward_cost_figure(curves: dict, tolerance: float = 1.3, title: str | None 
                            edgecolor="#BBBBBB", hatch="//", lw=0,
                            label=f"\u2264 {tolerance:g}\u00d7: nearly free")  # fmt: skip
         right.set_ylim(0, max(2.0, min(top * 1.15, n_max + 1)))
-        left.set_ylim(bottom=0)
+        medians = np.concatenate([t.median for t in curves.values()])
+        if medians.max() > 20 * medians.min():  # curves far apart: a log scale shows each
+            left.set_yscale("log")
+        else:
+            left.set_ylim(bottom=0)
         left.set_ylabel("milliseconds per forward")
         left.set_title("time of one forward (median, IQR)", loc="left")
         right.set_ylabel("\u00d7 a 1-token forward")
