@@ -23,11 +23,12 @@ Answers stay out of handouts: `answer_leaks(handout, key)` lists what a handout 
 with its answer key (an "Answers"/"Solution" heading, a sentence of the key, a table row
 of the key with its blanks filled), and the build stops when it finds any.
 
-Print rules (CSS `@media print`): A4 and Letter, 16 mm margins, page numbers in the page
-footer, no table, figure or heading split from what follows it; runs of four or more
-underscores become writing lines, and so does a line of only underscores (Markdown's
-thematic break). Left out: other paper sizes, two-sided layout, fonts
-beyond the system's DejaVu/Liberation families, any network access.
+Print rules (CSS `@media print`): A4 and Letter, 16 mm margins, page numbers in the
+page footer; an "Exercise ..." section (from its `##` heading to the next) on one page
+when it fits; no table or figure split, and no heading or its first paragraph split from
+what follows; runs of four or more underscores become writing lines, and so does a line
+of only underscores (Markdown's thematic break). Left out: other paper sizes, two-sided
+layout, fonts beyond the system's DejaVu/Liberation families, any network access.
 """
 
 import argparse
@@ -47,6 +48,7 @@ FIGURE_SCHEME = "figure:"
 BLANK = re.compile(r"_{4,}")
 # Headings that open an answer section; they belong in lessons/answers/, not in a handout.
 ANSWER_HEADING = re.compile(r"^\s*(answer key|answers?|solutions?)\b", re.IGNORECASE)
+EXERCISE_HEADING = re.compile(r"\s*exercise\b", re.IGNORECASE)  # printed on one page if it fits
 MIN_SENTENCE_CHARS = 40  # shorter key sentences ("a) 3 squares.") may repeat a question
 
 
@@ -82,7 +84,9 @@ nav.index li { margin: 0.3em 0; }
 @media print {
   body { max-width: none; margin: 0; padding: 0; font-size: 11pt; }
   h1, h2, h3 { break-after: avoid; page-break-after: avoid; }
-  section, table, tr, .figure, pre, blockquote { break-inside: avoid; page-break-inside: avoid; }
+  section.exercise, table, tr, .figure, pre, blockquote {
+    break-inside: avoid; page-break-inside: avoid; }
+  h2 + p, h3 + p { break-after: avoid; page-break-after: avoid; }
   p, li { orphans: 3; widows: 3; }
   a { color: inherit; text-decoration: none; }
   th { background: #eee; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
@@ -204,9 +208,12 @@ def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
     md.add_render_rule("text", text)
     md.add_render_rule("image", image)
     parts, in_section = [], False
-    for token in md.parse(markdown):  # block by block, so an error can name its line
-        if token.type == "heading_open" and token.tag == "h2":  # an exercise prints whole
-            parts.append("</section>\n<section>\n" if in_section else "<section>\n")
+    tokens = md.parse(markdown)
+    for index, token in enumerate(tokens):  # block by block, so an error can name its line
+        if token.type == "heading_open" and token.tag == "h2":  # each h2 opens a section
+            exercise = EXERCISE_HEADING.match(tokens[index + 1].content)
+            parts.append("</section>\n" if in_section else "")
+            parts.append('<section class="exercise">\n' if exercise else "<section>\n")
             in_section = True
         env = {"line": token.map[0] + 1 if token.map else None}
         parts.append(md.renderer.render([token], md.options, env))
