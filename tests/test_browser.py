@@ -141,6 +141,7 @@ def _widget_problems(cells: list[dict]) -> list[str]:
     return problems
 
 
+@pytest.mark.timeout(2 * RUN_TIMEOUT_S)  # a hung page fails the test; fixtures still clean up
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_in_jupyterlab(notebook, lab, page):
     name = notebook.name
