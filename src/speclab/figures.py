@@ -11,6 +11,8 @@ crosses, hatching and words say the same thing); fonts sized for a classroom pro
 Styles are applied with `rc_context`, so importing or calling this module never changes
 the caller's matplotlib settings. Every function closes its figure in pyplot and returns
 it: a notebook shows it by evaluating it, `fig.savefig` writes it.
+Lesson 05 adds `rounds_figure` (one bar per round of a real run: accepted drafts, the
+target's token hatched by role, rejected drafts dashed; tokens against target forwards).
 Lesson 04 adds `forward_cost_figure` (one forward against n_new, measured, in ms and as a
 ratio), `cache_figure` (next token with and without the KV cache), `breakdown_figure`
 (where one forward's time goes) and `roofline_figure` (a labelled model of a GPU forward).

@@ -9,6 +9,9 @@
 - `WidthExplorer` (lesson 04): a width slider (128..768) that re-measures the cost of one
   forward over 1..16 new positions for a random model, to see where extra positions stop
   being free.
+- `SpeculativeExplorer` (lesson 05): pick a prompt, a drafter and k; a real speculative run
+  on the shipped model, coloured by token role, with its rounds table and the byte-for-byte
+  check against greedy decoding.
 
 Each widget is a small class whose callback is a plain method (`update`), so pytest can
 set a value and read what is shown (`.text.value`, `.figure`, `.picture.value`) without
@@ -16,7 +19,7 @@ a browser. Figures are drawn by `speclab.figures` and shown as PNG in an Image w
 A notebook shows a widget by evaluating it (it has `_repr_mimebundle_`).
 - `SamplingRuleExplorer` (lesson 07): sliders for a target and a draft distribution over
   four tokens; min(1, p/q), the leftover, and simulated steps of the exact and biased rules.
-Left out: decoding runs on the shipped models (lessons 05-07).
+Left out: decoding runs on the shipped models other than lesson 05's explorer.
 """
 
 import html
