@@ -228,6 +228,14 @@ def test_greedy_seconds_matches_an_uncached_greedy_loop(tiny_model):
     assert produced == sequence[len(prompt) :]
 
 
+def test_greedy_seconds_decodes_what_the_lesson_05_decoder_decodes(tiny_model):
+    from speclab.decoding import greedy_decode
+
+    prompt = [65, 66, 67, 10, 65]
+    _, produced = bench.greedy_seconds(tiny_model, prompt, 12, 1, np.random.default_rng(0))
+    assert produced == greedy_decode(tiny_model, prompt, 12).tokens
+
+
 @pytest.fixture
 def tiny_weights(tmp_path, tiny_model):
     path = tmp_path / "tiny.npz"

@@ -735,6 +735,11 @@ def describe_blas(machine: dict) -> str:
     return f"BLAS: {found}; OPENBLAS_CORETYPE {coretype if coretype is not None else 'not set'}"
 
 
+def _load_text(machine: dict) -> str:
+    load = machine.get("load_average_1min")
+    return "unknown" if load is None else f"{load:.2f}"
+
+
 def run_forward(args) -> int:
     for name in ("n_past", "greedy_tokens", "repeats", "blas_threads"):
         value = getattr(args, name)
@@ -761,7 +766,7 @@ def run_forward(args) -> int:
         f"greedy decoding: {greedy['tokens_per_second']:.0f} tokens/s "
         f"({args.greedy_tokens} tokens, median of {len(greedy['seconds'])} runs)\n"
         f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}, "
-        f"load average {machine['load_average_1min']} (other work running makes timings noisy)\n"
+        f"load average {_load_text(machine)} (other work running makes timings noisy)\n"
         f"{describe_blas(machine)}\n"
         f"saved {json_path} and {csv_path}"
     )
