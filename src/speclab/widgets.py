@@ -299,13 +299,14 @@ class WidthExplorer(_Shown):
         n_head = max(2, width // 64)
         config = GPTConfig(self.n_layer, n_head, width, self.n_past + max(self.n_new_values))
         megabytes = matmul_params(config) * 8 / 1e6  # float64 weights read per forward
+        one_token_ms = timings.median[timings.index(1)] * 1e3
         self.text.value = (
             "<p style='font-size:1.2em'>"
             f"width <b>{width}</b> ({n_head} heads, {self.n_layer} block(s), random weights, "
             f"{megabytes:.1f} MB of weights per forward): 5 new positions cost "
             f"<b>{ratio['median']:.2f}\u00d7</b> one (interquartile {ratio['q25']:.2f}\u2013"
             f"{ratio['q75']:.2f}); extra positions stay within {self.tolerance:g}\u00d7 up to "
-            f"<b>n_new = {free}</b>. 1-token forward: {timings.median[timings.index(1)] * 1e3:.2f} ms.</p>"
+            f"<b>n_new = {free}</b>. 1-token forward: {one_token_ms:.2f} ms.</p>"
         )
         curves = {f"width {w}": self.measured[w] for w in sorted(self.measured)}
         self.figure = forward_cost_figure(curves, self.tolerance)
