@@ -19,6 +19,11 @@ ratio), `cache_figure` (next token with and without the KV cache), `breakdown_fi
 Lesson 07 adds `sampling_rule_figure` (p, q, min(1, p/q) and the leftover on a small
 vocabulary), `sampling_convergence_figure` (simulated steps per rule against p),
 `temperature_acceptance_figure` and `sampling_speed_figure` (measured on the real models).
+Lesson 06 draws a `speclab bench decode` report: `predicted_vs_measured_figure`,
+`position_acceptance_figure`, `k_speedup_figure`, `time_per_token_figure` (where the time
+goes and why speculation loses), `acceptance_measures_figure` (the three acceptance
+figures side by side), `adaptive_trace_figure` and `boundary_figure` (speedup over alpha
+with and without the verify cost).
 Left out: decoding runs (lessons 05-07).
 """
 
@@ -818,5 +823,334 @@ def sampling_speed_figure(rows: Sequence[dict]) -> Figure:
         ax.legend(loc="lower right", fontsize=12)
         ax.spines[["top", "right"]].set_visible(False)
         ax.grid(alpha=0.3, axis="x")
+        plt.close(fig)
+    return fig
+
+
+# --- lesson 06: the benefit boundary (a `speclab bench decode` report) ---------------------
+# Read from the report's dicts, so a quick run in the notebook and a saved full run draw
+# alike. Scenarios get one marker each; drafters one colour and one line style each.
+SCENARIO_MARKERS = ("o", "s", "^", "D", "v", "X")
+DRAFTER_STYLES = {
+    "lookup": {"color": OKABE_ITO["blue"], "linestyle": "-", "hatch": ""},
+    "model": {"color": OKABE_ITO["vermillion"], "linestyle": "--", "hatch": "//"},
+}
+
+
+def _scenario_names(report: dict) -> list[str]:
+    return [s["name"] for s in report["prompts"]["scenarios"]]
+
+
+def _rows(report: dict, scenario: str, drafter: str | None = None) -> list[dict]:
+    return [
+        r for r in report["results"]
+        if r["scenario"] == scenario and (drafter is None or r["drafter"] == drafter)
+    ]  # fmt: skip
+
+
+def _row(report: dict, scenario: str, method: str) -> dict | None:
+    return next((r for r in _rows(report, scenario) if r["method"] == method), None)
+
+
+def _tidy(ax) -> None:
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(alpha=0.3)
+
+
+def predicted_vs_measured_figure(report: dict) -> Figure:
+    """Lesson 06: measured speedup against two predictions, one point per scenario and k.
+
+    Left: Leviathan's formula alone (verification costs one plain step). Right: the same
+    with the measured cost of the verify forward. Points on the diagonal: the prediction
+    holds; the band is +-10 %. Marker: scenario; colour: drafter.
+    """
+    with matplotlib.rc_context(PROJECTOR):
+        fig, axes = plt.subplots(1, 2, figsize=(14, 6.2), layout="constrained", sharey=True)
+        keys = (("predicted_leviathan", "Leviathan's formula alone"),
+                ("predicted_with_costs", "with the measured verify cost"))  # fmt: skip
+        top = 1.5
+        for ax, (key, title) in zip(axes, keys, strict=True):
+            for marker, scenario in zip(SCENARIO_MARKERS, _scenario_names(report), strict=False):
+                for drafter, style in DRAFTER_STYLES.items():
+                    rows = [r for r in _rows(report, scenario, drafter) if np.isfinite(r[key])]
+                    if not rows:
+                        continue
+                    x = np.array([r[key] for r in rows])
+                    y = np.array([r["speedup"] for r in rows])
+                    ax.scatter(x, y, s=110, marker=marker, color=style["color"],
+                               edgecolor="black", zorder=3)  # fmt: skip
+                    top = max(top, float(np.nanmax(x)), float(np.nanmax(y)))
+            top *= 1.1
+            line = np.array([0, top])
+            ax.plot(line, line, color="black", lw=1.5, label="measured = predicted")
+            ax.fill_between(line, 0.9 * line, 1.1 * line, color="#DDDDDD", label="\u00b110 %")
+            ax.axhline(1.0, color="#8C8C8C", ls=":", lw=1.5)
+            ax.set_xlim(0, top)
+            ax.set_ylim(0, top)
+            ax.set_xlabel("predicted speedup")
+            ax.set_title(title, loc="left")
+            _tidy(ax)
+        axes[0].set_ylabel("measured speedup (median)")
+        handles = [
+            matplotlib.lines.Line2D([], [], ls="", marker=m, ms=11, color="#BBBBBB",
+                                    markeredgecolor="black", label=name)
+            for m, name in zip(SCENARIO_MARKERS, _scenario_names(report), strict=False)
+        ] + [
+            matplotlib.lines.Line2D([], [], ls="", marker="o", ms=11, color=s["color"],
+                                    label=f"{d} drafter")
+            for d, s in DRAFTER_STYLES.items()
+        ]  # fmt: skip
+        axes[1].legend(handles=handles, loc="upper left", fontsize=12)
+        axes[0].legend(loc="upper left", fontsize=12)
+        plt.close(fig)
+    return fig
+
+
+def position_acceptance_figure(report: dict, method: str = "lookup k=8") -> Figure:
+    """Lesson 06: acceptance at each draft position, one panel per scenario.
+
+    Bar i: of the rounds whose i-th draft was reached (drafted, and every earlier draft
+    accepted), the share in which it was accepted too; under Leviathan's model every bar
+    has the same height alpha. The number of rounds that reached the position is written
+    above each bar.
+    """
+    names = _scenario_names(report)
+    with matplotlib.rc_context(PROJECTOR):
+        fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4.8),
+                                 layout="constrained", sharey=True, squeeze=False)  # fmt: skip
+        for ax, name in zip(axes[0], names, strict=True):
+            row = _row(report, name, method)
+            if row is None:
+                ax.set_axis_off()
+                continue
+            reached = np.array(row["position_reached"], dtype=np.float64)  # [k_max]
+            kept = np.array(row["position_accepted"], dtype=np.float64)  # [k_max]
+            positions = np.arange(1, reached.size + 1)
+            shares = np.divide(kept, reached, out=np.zeros_like(kept), where=reached > 0)
+            style = DRAFTER_STYLES.get(row["drafter"], DRAFTER_STYLES["lookup"])
+            ax.bar(positions, shares, color=style["color"], hatch=style["hatch"],
+                   edgecolor="black")  # fmt: skip
+            for x, share, count in zip(positions, shares, reached, strict=True):
+                ax.text(x, share + 0.02, f"{count:.0f}", ha="center", fontsize=11)
+            alpha = row["alpha_leviathan"]
+            if np.isfinite(alpha):
+                ax.axhline(alpha, color="black", ls="--", lw=1.5, label=f"\u03b1 = {alpha:.2f}")
+                ax.legend(loc="lower left", fontsize=12)
+            ax.set_title(name, loc="left")
+            ax.set_xlabel("draft position")
+            ax.set_xticks(positions)
+            ax.set_ylim(0, 1.15)
+            _tidy(ax)
+        axes[0][0].set_ylabel(f"accepted when reached\n({method})")
+        plt.close(fig)
+    return fig
+
+
+def k_speedup_figure(report: dict) -> Figure:
+    """Lesson 06: measured speedup against k, per scenario, for both drafters.
+
+    Lines: fixed k (median, interquartile bars); a star at the right edge: the adaptive
+    policy with k as its most. The dotted line at 1 is plain greedy decoding.
+    """
+    names = _scenario_names(report)
+    with matplotlib.rc_context(PROJECTOR):
+        fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 5.0),
+                                 layout="constrained", sharey=True, squeeze=False)  # fmt: skip
+        top = 1.5
+        for ax, name in zip(axes[0], names, strict=True):
+            for drafter, style in DRAFTER_STYLES.items():
+                rows = [r for r in _rows(report, name, drafter) if not r["adaptive"]]
+                if not rows:
+                    continue
+                k = np.array([r["k"] for r in rows])
+                mid = np.array([r["speedup"] for r in rows])
+                low = mid - np.array([r["speedup_q25"] for r in rows])
+                high = np.array([r["speedup_q75"] for r in rows]) - mid
+                ax.errorbar(k, mid, yerr=[low, high], color=style["color"], ls=style["linestyle"],
+                            marker="o", ms=8, lw=2.5, capsize=4, label=drafter)  # fmt: skip
+                top = max(top, float((mid + high).max()))
+                adaptive = next((r for r in _rows(report, name, drafter) if r["adaptive"]), None)
+                if adaptive is not None:
+                    ax.plot(k.max() + 1.2, adaptive["speedup"], marker="*", ms=20,
+                            color=style["color"], markeredgecolor="black",
+                            label=f"{drafter} adaptive")  # fmt: skip
+                    top = max(top, adaptive["speedup"])
+            ax.axhline(1.0, color="#8C8C8C", ls=":", lw=2)
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            ax.set_xlabel("k (drafts per round)")
+            ax.set_title(name, loc="left")
+            _tidy(ax)
+        axes[0][0].set_ylim(0, top * 1.1)
+        axes[0][0].set_ylabel("speedup over greedy")
+        axes[0][0].legend(loc="upper left", fontsize=11)
+        plt.close(fig)
+    return fig
+
+
+TIME_PARTS = (  # (row key, label, colour, hatch)
+    ("time_drafting_per_token", "drafting", OKABE_ITO["orange"], "//"),
+    ("time_verifying_per_token", "verifying (target forward)", OKABE_ITO["sky_blue"], ""),
+    ("other", "outside the rounds", "#DDDDDD", ".."),
+)
+
+
+def time_per_token_figure(
+    report: dict, methods=("lookup k=8", "model k=8", "lookup adaptive")
+) -> Figure:
+    """Lesson 06: where the time per token goes, against greedy's (the line at 1).
+
+    Each bar is one method on one scenario: time per generated token as a multiple of
+    greedy's, split into drafting, verifying and the rest (1 / speedup minus the two).
+    A bar above the line loses time: a heavy drafter (tall drafting part), or few accepted
+    tokens per round (the verify part alone near 1 or above).
+    """
+    names = _scenario_names(report)
+    with matplotlib.rc_context(PROJECTOR):
+        fig, ax = plt.subplots(figsize=(14, 5.8), layout="constrained")
+        width = 0.8 / len(methods)
+        ticks, labels = [], []
+        for i, name in enumerate(names):
+            for j, method in enumerate(methods):
+                row = _row(report, name, method)
+                if row is None:
+                    continue
+                x = i + (j - (len(methods) - 1) / 2) * width
+                total = 1.0 / row["speedup"]
+                parts = {key: row.get(key, 0.0) for key, *_ in TIME_PARTS[:2]}
+                parts["other"] = max(0.0, total - sum(parts.values()))
+                bottom = 0.0
+                for key, label, colour, hatch in TIME_PARTS:
+                    ax.bar(x, parts[key], width * 0.9, bottom=bottom, color=colour, hatch=hatch,
+                           edgecolor="black", label=label if (i, j) == (0, 0) else None)  # fmt: skip
+                    bottom += parts[key]
+                ax.text(x, bottom + 0.03, f"{row['speedup']:.2f}\u00d7", ha="center", fontsize=11)
+                ticks.append(x)
+                labels.append(method.replace(" ", "\n", 1))
+            ax.text(i, -0.2, name, ha="center", va="top", fontsize=15, weight="bold",
+                    transform=ax.get_xaxis_transform())  # fmt: skip
+        ax.axhline(1.0, color="black", ls="--", lw=2, label="greedy")
+        ax.set_xticks(ticks, labels, fontsize=11)
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend
+        ax.set_ylabel("time per token (\u00d7 greedy's)")
+        ax.legend(loc="upper left", ncols=4, fontsize=12)
+        _tidy(ax)
+        plt.close(fig)
+    return fig
+
+
+def acceptance_measures_figure(report: dict, method: str = "lookup k=8") -> Figure:
+    """Lesson 06: the three acceptance figures of one run side by side, per scenario.
+
+    Left: Leviathan's alpha and accepted / drafted (both per draft, 0..1). Right: the mean
+    accepted length (tokens per round), beside Eq. 1's prediction from alpha and k:
+    (1 - alpha^(k+1)) / (1 - alpha). They agree when every round drafts k tokens.
+    """
+    names = _scenario_names(report)
+    rows = [_row(report, name, method) for name in names]
+    x = np.arange(len(names))
+    with matplotlib.rc_context(PROJECTOR):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5.4), layout="constrained")
+        alpha = np.array([r["alpha_leviathan"] if r else np.nan for r in rows])
+        ratio = np.array([r["accepted_over_drafted"] if r else np.nan for r in rows])
+        left.bar(x - 0.2, alpha, 0.4, color=OKABE_ITO["blue"], edgecolor="black",
+                 label="Leviathan \u03b1")  # fmt: skip
+        left.bar(x + 0.2, ratio, 0.4, color=OKABE_ITO["orange"], hatch="//", edgecolor="black",
+                 label="accepted / drafted")  # fmt: skip
+        left.set_ylim(0, 1.15)
+        left.set_ylabel("per draft")
+        mean_length = np.array([r["mean_accepted_length"] if r else np.nan for r in rows])
+        k = rows[0]["k"] if rows and rows[0] else 1
+        eq1 = np.array(
+            [expected_tokens_per_round(a, k) if np.isfinite(a) else np.nan for a in alpha]
+        )
+        right.bar(x - 0.2, mean_length, 0.4, color=OKABE_ITO["bluish_green"], edgecolor="black",
+                  label="mean accepted length (measured)")  # fmt: skip
+        right.bar(x + 0.2, eq1, 0.4, color="white", hatch="..", edgecolor="black",
+                  label=f"Eq. 1 from \u03b1, k = {k}")  # fmt: skip
+        right.set_ylabel("tokens per round")
+        for ax in (left, right):
+            ax.set_xticks(x, names)
+            ax.legend(loc="upper right", fontsize=12)
+            _tidy(ax)
+        left.set_title(f"{method}: two rates", loc="left")
+        right.set_title("tokens per round", loc="left")
+        plt.close(fig)
+    return fig
+
+
+ADAPTIVE_MODE_STYLES = {  # mode -> (colour, hatch)
+    "warm-up": ("#BBBBBB", ".."),
+    "time plain step": ("#8C8C8C", "xx"),
+    "draft": (OKABE_ITO["blue"], ""),
+    "probe": (OKABE_ITO["orange"], "//"),
+    "off": ("#EEEEEE", ""),
+}
+
+
+def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
+    """Lesson 06: what the adaptive policy asked for in each round of one run.
+
+    trace: dicts with "mode", "k", "drafted" and "accepted" (speclab.adaptive.Decision).
+    Bar height: the k asked for (outlined), filled up to the drafts accepted; "off" rounds
+    are plain steps (a short grey bar), probes are hatched.
+    """
+    with matplotlib.rc_context(PROJECTOR):
+        fig, ax = plt.subplots(figsize=(14, 4.4), layout="constrained")
+        x = np.arange(1, len(trace) + 1)
+        for mode, (colour, hatch) in ADAPTIVE_MODE_STYLES.items():
+            mine = [i for i, d in enumerate(trace) if d["mode"] == mode]
+            if not mine:
+                continue
+            asked = np.array([max(trace[i]["k"], 0.15) for i in mine])
+            ax.bar(x[mine], asked, 0.8, facecolor="none", edgecolor="black", lw=1)
+            kept = np.array([max(trace[i]["accepted"], 0) for i in mine], dtype=np.float64)
+            kept = np.where(asked < 0.5, 0.15, kept)  # plain steps: a visible sliver
+            ax.bar(x[mine], kept, 0.8, color=colour, hatch=hatch, edgecolor="black",
+                   label=f"{mode} ({len(mine)})")  # fmt: skip
+        ax.set_xlabel("round")
+        ax.set_ylabel("k asked (outline), accepted (filled)")
+        ax.legend(loc="upper right", ncols=3, fontsize=12)
+        if title:
+            ax.set_title(title, loc="left")
+        _tidy(ax)
+        plt.close(fig)
+    return fig
+
+
+def boundary_figure(
+    k: int, c: float, verify_per_position: float, alphas: dict | None = None
+) -> Figure:
+    """Lesson 06: predicted speedup against alpha, with and without the verify cost.
+
+    Leviathan's formula (1 - alpha^(k+1)) / ((1 - alpha)(k c + 1)) assumes verifying k + 1
+    positions costs one plain step; the second curve divides by k c + 1 + verify_per_position
+    * k instead. Where a curve crosses 1 is the break-even alpha. alphas: {scenario: measured
+    alpha}, drawn as labelled vertical lines.
+    """
+    grid = np.linspace(0, 1, 201)
+    tokens = expected_tokens_per_round(grid, k)  # [201]
+    leviathan = tokens / (k * c + 1)
+    with_verify = tokens / (k * c + 1 + verify_per_position * k)
+    with matplotlib.rc_context(PROJECTOR):
+        fig, ax = plt.subplots(figsize=(12, 5.6), layout="constrained")
+        ax.plot(grid, leviathan, color=OKABE_ITO["blue"], lw=3, label="Leviathan: verify = 1 step")
+        ax.plot(grid, with_verify, color=OKABE_ITO["vermillion"], lw=3, ls="--",
+                label=f"verify = 1 + {verify_per_position:.2f}\u00b7k steps")  # fmt: skip
+        ax.axhline(1.0, color="black", ls=":", lw=2, label="greedy")
+        ax.fill_between(grid, 0, np.minimum(with_verify, 1.0), where=with_verify < 1,
+                        color="#EEEEEE", hatch="//", edgecolor="#BBBBBB", label="loses time")  # fmt: skip
+        for i, (name, alpha) in enumerate((alphas or {}).items()):
+            if np.isfinite(alpha):
+                ax.axvline(alpha, color="#555555", lw=1.5)
+                ax.text(alpha, 0.98 - 0.07 * (i % 4), f" {name}", transform=ax.get_xaxis_transform(),
+                        va="top", fontsize=12)  # fmt: skip
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, max(2.0, float(leviathan.max()) * 1.05))
+        ax.set_xlabel("\u03b1 (each draft accepted with this probability)")
+        ax.set_ylabel("predicted speedup")
+        ax.set_title(f"k = {k}, draft cost c = {c:.2f} of a plain step", loc="left")
+        ax.legend(loc="upper left", fontsize=12)
+        _tidy(ax)
         plt.close(fig)
     return fig

@@ -19,6 +19,8 @@ a browser. Figures are drawn by `speclab.figures` and shown as PNG in an Image w
 A notebook shows a widget by evaluating it (it has `_repr_mimebundle_`).
 - `SamplingRuleExplorer` (lesson 07): sliders for a target and a draft distribution over
   four tokens; min(1, p/q), the leftover, and simulated steps of the exact and biased rules.
+- `BoundaryExplorer` (lesson 06): sliders for k, the draft cost c and the verify cost per
+  extra position; the break-even alpha, and which measured scenarios are predicted to pay.
 Left out: decoding runs on the shipped models other than lesson 05's explorer.
 """
 
@@ -532,4 +534,57 @@ class SamplingRuleExplorer(_Shown):
         self.rule_figure = sampling_rule_figure(p, q, self.labels)
         self.rule_picture.value = figure_png(self.rule_figure)
         self.figure = sampling_convergence_figure(p, self.samples, self.labels)
+        self.picture.value = figure_png(self.figure)
+
+
+class BoundaryExplorer(_Shown):
+    """Lesson 06: which scenarios pay? Sliders for k, c and the verify cost over alpha.
+
+    scenario_alphas: {scenario: measured alpha} from a `speclab bench decode` report; each
+    is judged against the break-even alpha of the curve with the verify cost.
+    """
+
+    def __init__(self, scenario_alphas: dict | None = None, k: int = 4, c: float = 0.02,
+                 verify_per_position: float = 0.05):  # fmt: skip
+        self.scenario_alphas = dict(scenario_alphas or {})
+        self.k = widgets.IntSlider(value=k, min=1, max=8, description="k (drafts)")
+        self.c = widgets.FloatSlider(value=c, min=0.0, max=1.0, step=0.01,
+                                     description="c (draft cost)")  # fmt: skip
+        self.verify = widgets.FloatSlider(value=verify_per_position, min=0.0, max=0.5, step=0.01,
+                                          description="verify/extra")  # fmt: skip
+        self.text = widgets.HTML()
+        self.picture = widgets.Image(format="png")
+        self.figure: Figure | None = None
+        for slider in (self.k, self.c, self.verify):
+            slider.observe(self._on_change, names="value")
+        self.box = widgets.VBox([self.k, self.c, self.verify, self.text, self.picture])
+        self.update()
+
+    def break_even(self) -> tuple[float, float]:
+        """Break-even alpha: (Leviathan's formula, with the verify cost)."""
+        from speclab.bench import break_even_alpha
+
+        k, c = self.k.value, self.c.value
+        return break_even_alpha(k, 1.0, c), break_even_alpha(k, 1.0 + self.verify.value * k, c)
+
+    def verdicts(self) -> dict[str, bool]:
+        """{scenario: predicted to pay} with the verify cost counted."""
+        _, threshold = self.break_even()
+        return {name: bool(alpha > threshold) for name, alpha in self.scenario_alphas.items()}
+
+    def update(self) -> None:
+        leviathan, with_verify = self.break_even()
+        verdicts = ", ".join(
+            f"{name}: {'pays' if pays else 'loses'}" for name, pays in self.verdicts().items()
+        )
+        self.text.value = (
+            "<p style='font-size:1.2em'>break-even \u03b1: "
+            f"<b>{leviathan:.2f}</b> (Leviathan) &nbsp;|&nbsp; <b>{with_verify:.2f}</b> "
+            f"(with the verify cost)" + (f"<br>predicted: {html.escape(verdicts)}" if verdicts else "")
+            + "</p>"
+        )  # fmt: skip
+        from speclab.figures import boundary_figure
+
+        self.figure = boundary_figure(self.k.value, self.c.value, self.verify.value,
+                                      self.scenario_alphas)  # fmt: skip
         self.picture.value = figure_png(self.figure)

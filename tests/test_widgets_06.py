@@ -1,0 +1,121 @@
+"""Lesson 06's figures and widget, drawn headless from a tiny benchmark report."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from speclab import figures
+from speclab.bench import break_even_alpha
+from speclab.bench_decode import Settings, decode_report
+from speclab.gpt import GPTConfig
+from speclab.scenarios import load_scenarios
+from speclab.weights import random_model
+from speclab.widgets import BoundaryExplorer
+
+SCENARIO = """name = "{name}"
+description = "test"
+max_new_tokens = 12
+
+[[prompts]]
+id = "a"
+source = "written for the project"
+text = "{text}"
+
+[[prompts]]
+id = "b"
+source = "written for the project"
+text = "one two one two one two"
+"""
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("prompts")
+    for i, (name, text) in enumerate([("copy-heavy", "abcabcabc"), ("free text", "hello")]):
+        (folder / f"{i}.toml").write_text(SCENARIO.format(name=name, text=text), encoding="utf-8")
+    target = random_model(GPTConfig(2, 2, 16, 48), np.random.default_rng(0))
+    draft = random_model(GPTConfig(1, 2, 8, 48), np.random.default_rng(1))
+    settings = Settings(repeats=1, k_values=(1, 2, 4, 8), k_max=8)
+    return decode_report(target, draft, load_scenarios(folder), settings)
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        figures.predicted_vs_measured_figure,
+        figures.position_acceptance_figure,
+        figures.k_speedup_figure,
+        figures.time_per_token_figure,
+        figures.acceptance_measures_figure,
+    ],
+)
+def test_report_figures_draw(report, draw):
+    fig = draw(report)
+    assert isinstance(fig, Figure) and fig.axes
+    fig.canvas.draw()  # renders without error
+
+
+def test_position_figure_has_one_panel_per_scenario_and_the_bars_are_the_shares(report):
+    fig = figures.position_acceptance_figure(report, "lookup k=8")
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    assert [ax.get_title(loc="left") for ax in panels] == ["copy-heavy", "free text"]
+    row = next(
+        r
+        for r in report["results"]
+        if r["scenario"] == "copy-heavy" and r["method"] == "lookup k=8"
+    )
+    reached = np.array(row["position_reached"])
+    expected = np.divide(row["position_accepted"], reached, where=reached > 0,
+                         out=np.zeros(reached.size))  # fmt: skip
+    heights = [patch.get_height() for patch in panels[0].patches]
+    assert heights == pytest.approx(expected.tolist())
+
+
+def test_time_figure_bars_add_up_to_one_over_speedup(report):
+    fig = figures.time_per_token_figure(report, methods=("lookup k=8",))
+    ax = fig.axes[0]
+    row = next(
+        r
+        for r in report["results"]
+        if r["scenario"] == "copy-heavy" and r["method"] == "lookup k=8"
+    )
+    first_bar = [p for p in ax.patches if abs(p.get_x() + p.get_width() / 2) < 1e-9]
+    top = max(p.get_y() + p.get_height() for p in first_bar)
+    parts = row["time_drafting_per_token"] + row["time_verifying_per_token"]
+    assert top == pytest.approx(max(1 / row["speedup"], parts))
+
+
+def test_adaptive_trace_figure(report):
+    trace = report["adaptive"]["free text"]["lookup"]["trace"]
+    fig = figures.adaptive_trace_figure(trace, "free text")
+    labels = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+    modes = {d["mode"] for d in trace}
+    assert {label.split(" (")[0] for label in labels} == modes
+    fig.canvas.draw()
+
+
+def test_boundary_figure_crosses_one_at_break_even():
+    fig = figures.boundary_figure(4, 0.1, 0.05, {"copy": 0.9, "free": float("nan")})
+    leviathan, with_verify = fig.axes[0].lines[:2]
+    alpha = break_even_alpha(4, 1.0 + 0.05 * 4, 0.1)
+    x, y = with_verify.get_data()
+    assert np.interp(alpha, x, y) == pytest.approx(1.0, abs=0.01)
+    assert np.all(leviathan.get_data()[1] >= y)  # the verify cost only lowers the curve
+
+
+def test_boundary_explorer_verdicts_follow_the_sliders():
+    explorer = BoundaryExplorer({"copy-heavy": 0.9, "free text": 0.05}, k=4, c=0.0,
+                                verify_per_position=0.0)  # fmt: skip
+    assert explorer.break_even() == (0.0, 0.0)  # free drafts and free verification never lose
+    assert explorer.verdicts() == {"copy-heavy": True, "free text": True}
+    explorer.c.value = 0.3  # a heavy drafter: 4 drafts cost 1.2 plain steps
+    low, high = explorer.break_even()
+    assert low == pytest.approx(break_even_alpha(4, 1.0, 0.3))
+    assert explorer.verdicts() == {"copy-heavy": True, "free text": False}
+    assert "loses" in explorer.text.value and explorer.picture.value[:4] == b"\x89PNG"
+    explorer.verify.value = 0.2
+    assert explorer.break_even()[1] > high
