@@ -250,6 +250,9 @@ def summarise_method(runs: list[Run], greedy_runs: list[Run], method: Method, k_
     )
     draft_cost = draft_seconds / drafted / plain_step if drafted else float("nan")
     round_seconds = sum(r.draft_seconds + r.verify_seconds for r in rounds)
+    # greedy's decoding seconds per token (a mean, as the speedup's sums are)
+    greedy_tokens = sum(len(g.result.tokens) for g in greedy_runs)
+    per_token = sum(g.seconds for g in greedy_runs) / max(1, greedy_tokens)
     row = {
         "method": method.label,
         "drafter": method.drafter or "none",
@@ -272,9 +275,10 @@ def summarise_method(runs: list[Run], greedy_runs: list[Run], method: Method, k_
         "verify_ratio": verify_ratio,  # forward over k + 1 positions / one plain step
         "predicted_leviathan": float("nan"),
         "predicted_with_costs": float("nan"),
-        "predicted_from_rounds": tokens / (round_seconds / plain_step) if rounds else np.nan,
-        "time_drafting_per_token": draft_seconds / max(1, tokens) / plain_step,
-        "time_verifying_per_token": (round_seconds - draft_seconds) / max(1, tokens) / plain_step,
+        "predicted_from_rounds": tokens * per_token / round_seconds if rounds else np.nan,
+        # time per generated token in units of greedy's time per token
+        "time_drafting_per_token": draft_seconds / max(1, tokens) / per_token,
+        "time_verifying_per_token": (round_seconds - draft_seconds) / max(1, tokens) / per_token,
     }
     if method.drafter is not None and not method.adaptive and np.isfinite(alpha):
         row["predicted_leviathan"] = float(expected_speedup(alpha, method.k, draft_cost))
