@@ -19,7 +19,7 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	TQDM_DISABLE=1 $(BIN)/python -m pytest -n 2 --nbmake-timeout=600 tests notebooks --nbmake -q
+	TQDM_DISABLE=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --nbmake-timeout=600 tests notebooks --nbmake -q
 
 test-slow: $(STAMP)
 	TQDM_DISABLE=1 $(BIN)/python -m pytest -m slow tests -q

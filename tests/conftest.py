@@ -1,10 +1,22 @@
-"""Shared fixtures: small random models built from a seeded generator (no shipped weights needed)."""
+"""Shared fixtures: small random models built from a seeded generator (no shipped weights needed).
 
-import numpy as np
+BLAS runs single-threaded in tests (and in the notebook kernels they start, which inherit the
+environment): pytest-xdist already keeps both cores busy, and the matrices here are so small
+that a second BLAS thread only adds waiting (on a loaded machine, OpenBLAS threads spinning for
+each other made small forwards 15x slower). Set before numpy is imported. Timing lives in
+`speclab bench`, never in tests.
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 import pytest
 
-from speclab.gpt import GPTConfig
-from speclab.weights import random_model
+from speclab.gpt import GPTConfig  # noqa: E402
+from speclab.weights import random_model  # noqa: E402
 
 
 @pytest.fixture(scope="session")

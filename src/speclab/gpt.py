@@ -25,6 +25,7 @@ Left out: dropout, training (see `speclab.train`, which has its own forward and 
 and is checked against this one), batching of several sequences, and BPE.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +52,7 @@ class GPTConfig:
 
 
 def gelu(x):  # [...] -> [...], GPT-2's tanh approximation
-    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)))
 
 
 def softmax(x):  # [..., n] -> [..., n], along the last axis
@@ -81,7 +82,7 @@ def attention(q, k, v, n_past: int):
     New position i (absolute n_past + i) sees keys 0 .. n_past + i.
     """
     n_new, n_seq = q.shape[1], k.shape[1]
-    scores = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])  # [n_head, n_new, n_seq]
+    scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])  # [n_head, n_new, n_seq]
     future = np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None]  # [n_new, n_seq]
     scores = np.where(future, -np.inf, scores)
     return softmax(scores) @ v  # [n_head, n_new, d_head]
