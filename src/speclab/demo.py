@@ -48,11 +48,12 @@ EXAMPLES = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Decode a prompt with the shipped target model twice, plain greedy and speculative "
-        "(draft k tokens, verify them in one target forward), print the continuation with "
-        "each token marked by where it came from, the round statistics, and whether both "
-        "outputs are the same bytes. Exit status 0 when they are, 1 when not, 2 for bad "
-        "arguments."
+        "Decode a prompt with the shipped target model twice, plain greedy and speculative\n"
+        "(draft k tokens, verify them in one target forward). Print the continuation with\n"
+        "each token marked by where it came from, the round statistics, and whether both\n"
+        "outputs are the same bytes.\n\n"
+        "Exit status: 0 when they are, 1 when they are not or a weights file cannot be\n"
+        "read, 2 for bad arguments."
     )
     parser.epilog = (
         "examples:  speclab demo --example code-edit --k 4\n"
@@ -80,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fixed-k",
         action="store_true",
-        help="draft exactly k every round (default: adapt k between 1 and k)",
+        help="draft exactly k every round (default: the adaptive policy picks at most k)",
     )
     parser.add_argument("--max-ngram", type=int, default=3, help="lookup: longest n-gram (3)")
     parser.add_argument("--min-ngram", type=int, default=1, help="lookup: shortest n-gram (1)")
