@@ -459,8 +459,8 @@ def forward_cost_figure(curves: dict, tolerance: float = 1.3, title: str | None 
             ax.set_xlim(0.5, n_max + 0.5)
             ax.grid(alpha=0.3)
             ax.spines[["top", "right"]].set_visible(False)
-        left.legend(loc="upper left")
-        right.legend(loc="upper left")
+        left.legend(loc="best")  # many curves: let matplotlib find the emptiest corner
+        right.legend(loc="best")
         if title:
             fig.suptitle(title, x=0.01, ha="left", fontsize=18)
         plt.close(fig)
