@@ -56,7 +56,11 @@ def test_first_view(models):
 
 def test_controls_change_the_run(models):
     shown = explorer(models)
+    assert (
+        "repeat: lookup drafter, exactly k = 4 drafts per round, 30 new tokens" in shown.stats.value
+    )
     shown.k.value = 2
+    assert "exactly k = 2 drafts" in shown.stats.value  # shown even when the run is the same
     assert max(len(r.drafted) for r in shown.result.rounds) <= 2
     before = shown.stats.value
     shown.drafter.value = "model"

@@ -394,8 +394,13 @@ class SpeculativeExplorer(_Shown):
         greedy = self.greedy()
         self.matches, verdict = match_line(self.result, greedy)
         self.text.value = render_html(self.result, prompt=prompt)
-        lines = [html.escape(line) for line in statistics_lines(self.result, greedy)[:2]]
-        self.stats.value = "<br>".join([*lines, f"<b>{html.escape(verdict)}</b>"])
+        policy = "adaptive, at most" if self.adaptive.value else "exactly"
+        settings = (
+            f"{self.prompt.value}: {self.drafter.value} drafter, {policy} k = {self.k.value} "
+            f"drafts per round, {self.max_new_tokens.value} new tokens"
+        )
+        lines = [settings] + statistics_lines(self.result, greedy)[:2]
+        self.stats.value = "<br>".join([*map(html.escape, lines), f"<b>{html.escape(verdict)}</b>"])
         self.table.value = pd.DataFrame(round_rows(self.result)).to_html(
             index=False, float_format="{:.2f}".format
         )
