@@ -765,9 +765,10 @@ def temperature_acceptance_figure(
     """Lesson 07: the chance a draft is kept, as the temperature grows.
 
     exact [n_t]: mean sum min(p, q) over the positions of a text (the exact rule);
-    match [n_t]: mean sum p * q (rule a). measured: temperature -> accepted / drafted in
-    real decoding runs, drawn as points. Temperature 0 is greedy: both are then the
-    share of positions where the two models' argmax agree.
+    match [n_t]: mean sum p * q (rule a). measured: temperature -> Leviathan's alpha (kept
+    among the drafts that were checked) in real decoding runs, drawn as points.
+    Temperature 0 is greedy: both are then the share of positions where the two models'
+    argmax agree.
     """
     with matplotlib.rc_context(PROJECTOR):
         fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
@@ -780,8 +781,8 @@ def temperature_acceptance_figure(
         if measured:
             ts = sorted(measured)
             ax.plot(ts, [measured[t] for t in ts], "D", ms=12, color=OKABE_ITO["orange"],
-                    mec="black", label="measured in decoding (accepted / drafted"
-                    + (f", k = {k})" if k else ")"))  # fmt: skip
+                    mec="black", label="measured in decoding: \u03b1"
+                    + (f" (k = {k})" if k else ""))  # fmt: skip
         ax.set_xlabel("temperature (0 = greedy)")
         ax.set_ylabel("chance a draft is kept")
         ax.set_ylim(0, 1.05)
@@ -805,7 +806,7 @@ def sampling_speed_figure(rows: Sequence[dict]) -> Figure:
     low = median - np.array([row["q25"] for row in rows])
     high = np.array([row["q75"] for row in rows]) - median
     with matplotlib.rc_context(PROJECTOR):
-        fig, ax = plt.subplots(figsize=(11, 1.2 + 0.9 * len(rows)), layout="constrained")
+        fig, ax = plt.subplots(figsize=(11, 1.8 + 0.9 * len(rows)), layout="constrained")
         colours = [RULE_STYLES.get(name, (OKABE_ITO["blue"], "", "o"))[0] for name in names]
         hatches = [RULE_STYLES.get(name, ("", "", ""))[1] for name in names]
         ax.barh(y, median, 0.6, xerr=[low, high], color=colours, hatch=hatches,
@@ -819,8 +820,9 @@ def sampling_speed_figure(rows: Sequence[dict]) -> Figure:
         ax.set_yticks(y, names)
         ax.invert_yaxis()
         ax.set_xlabel("time per token / plain sampling's (below 1 is faster)")
-        ax.set_xlim(0, max(1.6, float((median + high).max()) * 1.1))
-        ax.legend(loc="lower right", fontsize=12)
+        right_edge = max([1.6, float((median + high).max())] + [v for v in predicted if v])
+        ax.set_xlim(0, right_edge * 1.1)
+        fig.legend(loc="outside lower center", ncols=2, fontsize=12, markerscale=0.5)
         ax.spines[["top", "right"]].set_visible(False)
         ax.grid(alpha=0.3, axis="x")
         plt.close(fig)
