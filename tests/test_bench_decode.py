@@ -202,3 +202,20 @@ def test_cli_bench_decode_errors(models, prompts, tmp_path, capsys, extra, messa
             "--prompts-dir", str(prompts), "--out", str(tmp_path), *extra]  # fmt: skip
     assert main(argv) == 1
     assert message in capsys.readouterr().err
+
+
+def test_loss_reasons():
+    base = {"drafter": "lookup", "speedup": 0.8, "time_drafting_per_token": 0.05,
+            "tokens_per_target_forward": 1.2}  # fmt: skip
+    assert bench_decode.loss_reason(base) == "low acceptance"
+    assert bench_decode.loss_reason(base | {"time_drafting_per_token": 0.4}) == "heavy drafter"
+    assert bench_decode.loss_reason(base | {"tokens_per_target_forward": 2.0}) == (
+        "verify and overhead"
+    )
+    assert bench_decode.loss_reason(base | {"speedup": 1.2}) is None
+    assert bench_decode.loss_reason(base | {"drafter": "none"}) is None
+    assert set(bench_decode.LOSS_REASONS) == {
+        "heavy drafter",
+        "low acceptance",
+        "verify and overhead",
+    }

@@ -462,6 +462,34 @@ def _csv_value(value):
     return f"{value:.6g}" if isinstance(value, float) else value
 
 
+LOSS_REASONS = {
+    "heavy drafter": "drafting alone takes a quarter or more of greedy's time per token",
+    "low acceptance": "under 1.5 tokens per target forward: too little gained per round",
+    "verify and overhead": "each round's verify forward and bookkeeping cost more than it gains",
+}
+
+
+def loss_reason(row: dict) -> str | None:
+    """Why a method loses time against greedy (None if it does not): see LOSS_REASONS."""
+    if not row["speedup"] < 1.0 or row["drafter"] == "none":
+        return None
+    if row["time_drafting_per_token"] >= 0.25:
+        return "heavy drafter"
+    if row["tokens_per_target_forward"] < 1.5:
+        return "low acceptance"
+    return "verify and overhead"
+
+
+def saved_report_path() -> Path | None:
+    """A full report saved in the clone (data/bench/ or build/bench/decode.json), if any."""
+    from speclab.paths import data_dir, repo_root
+
+    for path in (data_dir() / "bench" / "decode.json", repo_root() / "build/bench/decode.json"):
+        if path.is_file():
+            return path
+    return None
+
+
 def load_report(path) -> dict:
     """A saved decode.json (for the lesson: a full run made earlier)."""
     report = json.loads(Path(path).read_text(encoding="utf-8"))

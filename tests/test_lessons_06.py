@@ -1,0 +1,160 @@
+"""Lesson 06's handout and answer key: every checked number recomputed with speclab.
+
+The key marks its tables with `<!-- check06: NAME -->` (checked here) or `<!-- check: NAME
+-->` (the shared checks of tests/test_lessons.py). Each checker derives the answer by hand
+(a direct sum or a scan) and compares it with the library function the notebook uses.
+"""
+
+import re
+
+import pytest
+
+from speclab.adaptive import CostModel, best_k
+from speclab.bench import break_even_alpha, speedup_with_verify_cost
+from speclab.bench_decode import alpha_estimate
+from speclab.decoding import Round
+from speclab.paths import repo_root
+
+LESSONS = repo_root() / "lessons"
+HANDOUT = LESSONS / "06_benefit_boundary.md"
+KEY = LESSONS / "answers" / "06_benefit_boundary.md"
+
+
+def cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def checked_tables(text: str, marker: str = "check06") -> dict[str, list[list[str]]]:
+    """NAME -> data rows of the table after each `<!-- marker: NAME -->`."""
+    tables: dict[str, list[list[str]]] = {}
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        found = re.fullmatch(rf"<!-- {marker}: (\w+) -->", line.strip())
+        if not found:
+            continue
+        body = []
+        for row in lines[index + 1 :]:
+            if not row.startswith("|"):
+                break
+            body.append(row)
+        assert len(body) >= 3, f"the table after {line} needs a header, a rule and rows"
+        tables.setdefault(found.group(1), []).extend(cells(row) for row in body[2:])
+    return tables
+
+
+def close(shown: str, exact: float) -> bool:
+    decimals = len(shown.split(".")[1]) if "." in shown else 0
+    return abs(float(shown) - exact) <= 0.5 * 10**-decimals + 1e-12
+
+
+def tokens_per_round(alpha: float, k: int) -> float:
+    return sum(alpha**i for i in range(k + 1))  # 1 + α + … + α^k, by hand
+
+
+def check_speedup_verify(row):
+    alpha, k, c, r, speedup = row
+    alpha, k, c, r = float(alpha), int(k), float(c), float(r)
+    assert close(speedup, tokens_per_round(alpha, k) / (k * c + r))
+    assert close(speedup, speedup_with_verify_cost(alpha, k, r, c))
+
+
+def check_break_even(row):
+    k, c, r, alpha = row
+    k, c, r = int(k), float(c), float(r)
+    found = break_even_alpha(k, r, c)
+    assert close(alpha, found)
+    grid = [i / 10000 for i in range(10001)]  # independent: the first α that pays
+    first = next((a for a in grid if tokens_per_round(a, k) >= k * c + r), 1.0)
+    assert abs(first - found) <= 1e-4
+
+
+def check_pays(row):
+    _, alpha, c, speedup, pays = row
+    exact = tokens_per_round(float(alpha), 4) / (4 * float(c) + 1.2)  # k = 4, r = 1.2
+    assert close(speedup, exact)
+    assert close(speedup, speedup_with_verify_cost(float(alpha), 4, 1.2, float(c)))
+    assert pays == ("yes" if exact > 1 else "no")
+
+
+def check_three_figures(row):
+    drafted, accepted, alpha, ratio, mean_length = row
+    drafted = [int(x) for x in drafted.split()]
+    accepted = [int(x) for x in accepted.split()]
+    kept = sum(accepted)
+    rejections = sum(1 for d, a in zip(drafted, accepted, strict=True) if d and a < d)
+    assert close(alpha, kept / (kept + rejections))
+    assert close(ratio, kept / sum(drafted))
+    assert close(mean_length, (kept + len(drafted)) / len(drafted))
+    rounds = [Round([0] * d, a, 0) for d, a in zip(drafted, accepted, strict=True)]
+    assert close(alpha, alpha_estimate(rounds))
+    assert float(ratio) <= float(alpha) + 1e-9
+
+
+def check_best_k(row):
+    alpha, v, c, k, speedup, decision = row
+    alpha, v, c = float(alpha), float(v), float(c)
+    predictions = {n: tokens_per_round(alpha, n) / (1 + (v + c) * n) for n in range(1, 9)}
+    best = max(predictions, key=lambda n: (predictions[n], -n))
+    assert int(k) == best and close(speedup, predictions[best])
+    assert decision == ("draft" if predictions[best] >= 1 else "off")
+    found_k, found = best_k(alpha, 8, CostModel(verify_per_position=v, draft_per_token=c))
+    assert (found_k, pytest.approx(found)) == (best, predictions[best])
+
+
+CHECKS = {  # name -> (checker, number of input columns)
+    "speedup_verify": (check_speedup_verify, 4),
+    "break_even": (check_break_even, 3),
+    "pays": (check_pays, 3),
+    "three_figures": (check_three_figures, 2),
+    "best_k": (check_best_k, 3),
+}
+
+
+def key_tables():
+    return checked_tables(KEY.read_text(encoding="utf-8"))
+
+
+def test_every_lesson_06_check_is_present():
+    assert set(key_tables()) == set(CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_answer_key_numbers_agree_with_the_code(name):
+    checker, _ = CHECKS[name]
+    rows = key_tables()[name]
+    assert len(rows) >= 3
+    for row in rows:
+        try:
+            checker(row)
+        except AssertionError as error:
+            raise AssertionError(f"table {name!r} row {row}: {error}") from None
+
+
+def test_a_wrong_answer_is_caught():
+    with pytest.raises(AssertionError):
+        check_best_k(["0.5", "0.02", "0.0", "3", "1.79", "draft"])
+    with pytest.raises(AssertionError):
+        check_pays(["free text", "0.15", "0.02", "0.92", "yes"])
+    with pytest.raises(AssertionError):
+        check_three_figures(["4 4", "4 1", "0.833", "0.650", "3.500"])
+
+
+def test_handout_has_every_exercise_row_blank():
+    handout = HANDOUT.read_text(encoding="utf-8")
+    assert "check06" not in handout
+    handout_rows = [cells(line) for line in handout.splitlines() if line.startswith("|")]
+    for name, rows in key_tables().items():
+        _, n_inputs = CHECKS[name]
+        for key_row in rows:
+            shown = [r for r in handout_rows if r[:n_inputs] == key_row[:n_inputs]]
+            assert shown, f"{name}: the handout lacks the row {key_row[:n_inputs]}"
+            for row in shown:
+                assert len(row) == len(key_row), row
+                assert all(set(cell) <= {"_", " "} for cell in row[n_inputs:]), row
+
+
+def test_handout_formula_matches_the_code():
+    """The set-up's two formulas, as printed, are the ones the checks use."""
+    text = HANDOUT.read_text(encoding="utf-8")
+    assert "speedup = (1 + α + … + α^k) / (k · c + 1)" in text
+    assert "speedup = (1 + α + … + α^k) / (k · c + r)" in text
