@@ -1,0 +1,197 @@
+"""Lesson 07's answer key, recomputed with speclab.sampling (tables marked `<!-- check 07: NAME -->`).
+
+Distributions are read from the tables themselves; the step tables replay the handout's
+numbers u and u' through the library's `speculative_step` (the same uniforms, in the order
+the library draws them), so the paper procedure and the code cannot drift apart. The
+handout must show every checked table with the same inputs and blank answers. The `check:`
+tables (Eq. 1, speedup) are checked by tests/test_lessons.py.
+"""
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+from speclab.paths import repo_root
+from speclab.sampling import (
+    SamplingSettings,
+    acceptance_probability,
+    expected_acceptance,
+    expected_match_acceptance,
+    leftover_distribution,
+    sampling_distribution,
+    speculative_step,
+)
+
+LESSONS = repo_root() / "lessons"
+HANDOUT = LESSONS / "07_speculative_sampling.md"
+KEY = LESSONS / "answers" / "07_speculative_sampling.md"
+TOKENS = "ABCD"
+NEVER = "never drafted"
+N_INPUTS = {"rule": 3, "step": 4, "output": 3, "biased": 3, "kept": 2, "onehot": 3, "settings": 1}
+
+
+def cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def marked_tables(text: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(name, header, rows) of every table after `<!-- check 07: NAME -->`, in order."""
+    found, lines = [], text.splitlines()
+    for index, line in enumerate(lines):
+        marker = re.fullmatch(r"<!-- check 07: (\w+) -->", line.strip())
+        if marker:
+            body = list(itertools.takewhile(lambda row: row.startswith("|"), lines[index + 1 :]))
+            found.append((marker.group(1), cells(body[0]), [cells(row) for row in body[2:]]))
+    return found
+
+
+def all_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    lines, tables, index = text.splitlines(), [], 0
+    while index < len(lines):
+        if lines[index].startswith("|"):
+            body = list(itertools.takewhile(lambda row: row.startswith("|"), lines[index:]))
+            tables.append((cells(body[0]), [cells(row) for row in body[2:]]))
+            index += len(body)
+        else:
+            index += 1
+    return tables
+
+
+def close(shown: str, exact: float) -> bool:
+    """A number shown with its decimals agrees with the exact value to that precision."""
+    decimals = len(shown.split(".")[1]) if "." in shown else 0
+    return abs(float(shown) - exact) <= 0.5 * 10**-decimals + 1e-12
+
+
+def column(rows, index) -> np.ndarray:
+    return np.array([float(row[index]) for row in rows])
+
+
+def numbers(cell: str) -> np.ndarray:
+    return np.array([float(value) for value in cell.split(",")])
+
+
+def check_rule(rows):
+    p, q = column(rows, 1), column(rows, 2)
+    keep, leftover = acceptance_probability(p, q), leftover_distribution(p, q)
+    for i, row in enumerate(rows):
+        assert close(row[3], p[i] / q[i]), row
+        assert close(row[4], keep[i]) and close(row[5], max(0.0, p[i] - q[i])), row
+        assert close(row[6], leftover[i]), row
+
+
+def check_output(rows):
+    p, q = column(rows, 1), column(rows, 2)
+    beta = expected_acceptance(p, q)
+    kept = q * acceptance_probability(p, q)
+    from_leftover = (1 - beta) * leftover_distribution(p, q)
+    for i, row in enumerate(rows):
+        assert close(row[3], kept[i]) and close(row[4], from_leftover[i]), row
+        assert close(row[5], kept[i] + from_leftover[i]) and close(row[5], p[i]), row
+
+
+def check_biased(rows):
+    p, q = column(rows, 1), column(rows, 2)
+    emitted = np.minimum(p, q) + (1 - expected_acceptance(p, q)) * p
+    for i, row in enumerate(rows):
+        assert close(row[3], emitted[i]), row
+        verdict = "exactly" if np.isclose(emitted[i], p[i]) else (
+            "too often" if emitted[i] > p[i] else "too rarely"
+        )  # fmt: skip
+        assert row[4] == verdict, row
+
+
+def check_kept(rows):
+    for row in rows:
+        p, q = numbers(row[0]), numbers(row[1])
+        assert close(row[2], expected_acceptance(p, q)), row
+        assert close(row[3], expected_match_acceptance(p, q)), row
+
+
+def check_onehot(rows):
+    p, q = column(rows, 1), column(rows, 2)
+    keep, leftover = acceptance_probability(p, q), leftover_distribution(p, q)
+    for i, row in enumerate(rows):
+        assert row[3] == NEVER if q[i] == 0 else close(row[3], keep[i]), row
+        assert close(row[4], leftover[i]), row
+
+
+def settings_from(text: str) -> SamplingSettings:
+    if match := re.fullmatch(r"temperature ([\d.]+)", text):
+        return SamplingSettings(temperature=float(match.group(1)))
+    if match := re.fullmatch(r"top-k (\d+)", text):
+        return SamplingSettings(top_k=int(match.group(1)))
+    if match := re.fullmatch(r"top-p ([\d.]+)", text):
+        return SamplingSettings(top_p=float(match.group(1)))
+    raise AssertionError(f"unknown setting {text!r}")
+
+
+def check_settings(rows):
+    logits = np.log([0.4, 0.3, 0.2, 0.1])  # p at temperature 1
+    for row in rows:
+        probs = sampling_distribution(logits, settings_from(row[0]))
+        assert all(close(shown, value) for shown, value in zip(row[1:], probs, strict=True)), row
+
+
+class GivenUniforms:
+    """Stands in for np.random.Generator: random() returns the handout's numbers in order."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def random(self):
+        return self.values.pop(0)
+
+
+def check_step(rows, distributions):
+    for row in rows:
+        p, q = distributions[int(row[0])]
+        draft = TOKENS.index(row[1])
+        u, u_prime = float(row[2]), float(row[3])
+        # p after the draft (the bonus row) is not asked for: any distribution will do
+        n_accepted, token = speculative_step(
+            np.stack([p, p]), q[None, :], [draft], GivenUniforms([u, u_prime])
+        )
+        assert row[4] == ("yes" if n_accepted else "no"), row
+        assert row[5] == TOKENS[draft if n_accepted else token], row
+
+
+TABLES = marked_tables(KEY.read_text(encoding="utf-8"))
+
+
+def test_the_key_has_every_checked_table():
+    assert {name for name, _, _ in TABLES} == set(N_INPUTS)
+    assert all(rows for _, _, rows in TABLES)
+
+
+@pytest.mark.parametrize("index", range(len(TABLES)), ids=[t[0] for t in TABLES])
+def test_key_table_agrees_with_speclab(index):
+    name, _, rows = TABLES[index]
+    if name == "step":
+        rules = [rows for table_name, _, rows in TABLES if table_name == "rule"]
+        distributions = {n + 1: (column(r, 1), column(r, 2)) for n, r in enumerate(rules)}
+        check_step(rows, distributions)
+    else:
+        {"rule": check_rule, "output": check_output, "biased": check_biased,
+         "kept": check_kept, "onehot": check_onehot, "settings": check_settings}[name](rows)  # fmt: skip
+
+
+def test_handout_shows_every_checked_table_without_answers():
+    handout_tables = all_tables(HANDOUT.read_text(encoding="utf-8"))
+    for name, header, rows in TABLES:
+        n_inputs = N_INPUTS[name]
+        shown = [r for h, table in handout_tables if h == header for r in table]
+        for row in rows:
+            match = [r for r in shown if r[:n_inputs] == row[:n_inputs] and len(r) == len(row)]
+            assert match, f"the handout lacks row {row[:n_inputs]} of table {name!r}"
+            for answer in match[0][n_inputs:]:
+                assert set(answer) <= {"_", " "}, f"the handout shows an answer in {match[0]}"
+
+
+def test_handout_walks_one_step_on_four_tokens():
+    text = HANDOUT.read_text(encoding="utf-8")
+    assert "## Exercise 1 · One step by hand" in text
+    first_rule = next(rows for name, _, rows in TABLES if name == "rule")
+    assert [row[0] for row in first_rule] == list(TOKENS)
