@@ -92,6 +92,12 @@ def test_marks_without_colour_carry_the_roles(weights, capsys):
     assert "\u2039accepted\u203a" in out and "[correction]" in out and "{bonus}" in out
 
 
+def test_a_drafter_without_matches_is_plain_greedy(weights, capsys):
+    assert main(demo_args(weights, "abcdefgh", "--max-new-tokens", "1")) == 0
+    out = capsys.readouterr().out  # one token left: no round drafts
+    assert "drafted: 0   accepted: 0 (accepted/drafted: n/a, nothing drafted)" in out
+
+
 def test_model_drafter_and_examples(weights, capsys):
     status = main(demo_args(weights, "--example", "free-text", "--drafter", "model",
                             "--max-new-tokens", "8"))  # fmt: skip

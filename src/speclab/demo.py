@@ -159,12 +159,13 @@ def _check_context(args, prompt_tokens: list[int], n_ctx: int) -> None:
 def statistics_lines(spec, greedy) -> list[str]:
     """The round statistics of a speculative run next to its greedy reference."""
     saved = greedy.target_forwards - spec.target_forwards
+    rate = f"{spec.accepted_over_drafted:.2f}" if spec.drafted_count else "n/a, nothing drafted"
     return [
         f"rounds: {len(spec.rounds)}   target forwards: {spec.target_forwards} "
         f"(greedy: {greedy.target_forwards}, saved: {saved})   "
         f"tokens per target forward: {spec.tokens_per_target_forward:.2f}",
         f"drafted: {spec.drafted_count}   accepted: {spec.accepted_count} "
-        f"(accepted/drafted: {spec.accepted_over_drafted:.2f})   "
+        f"(accepted/drafted: {rate})   "
         f"mean accepted length: {spec.mean_accepted_length:.2f} tokens per round",
         f"time: speculative {spec.seconds:.3f} s, greedy {greedy.seconds:.3f} s "
         "(one run each, not a benchmark: see speclab bench)",
