@@ -740,7 +740,9 @@ def sampling_convergence_figure(p_target, samples: dict, labels: Sequence[str]) 
             right.loglog(steps, np.maximum(distance, 1e-4), color=colour, lw=2.5, label=name)
             right.plot(steps[-1], max(distance[-1], 1e-4), marker, color=colour, ms=10,
                        mec="black")  # fmt: skip
-        left.plot(x, p, "o", ms=14, color="black", mfc="white", mew=2.5, label="target p")
+        left.hlines(p, x - 0.45, x + 0.45, colors="black", lw=3, label="target p")
+        tallest = max([float(p.max())] + [patch.get_height() for patch in left.patches])
+        left.set_ylim(0, tallest * 1.35)
         left.set_xticks(x, labels)
         left.set_ylabel("share of steps")
         left.set_title("which token came out", loc="left")
