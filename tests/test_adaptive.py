@@ -172,7 +172,9 @@ def test_learned_cost_cheap_drafter_keeps_drafting():
     policy = AdaptiveK(8, clock=clock)
     drive_timed(policy, clock, 0.5, 0.01, 60)
     cost = policy.current_cost()
-    assert cost.verify_per_position == pytest.approx(0.01)
+    drafted = [d.drafted for d in policy.decisions if d.mode == "draft"]
+    for d in set(drafted):  # the fitted cost reproduces what the clock showed
+        assert cost.round_cost(d) == pytest.approx(1 + 0.01 * d, abs=0.01)
     assert sum(d.mode == "off" for d in policy.decisions) == 0
 
 
@@ -181,7 +183,9 @@ def test_learned_cost_expensive_drafter_switches_off():
     clock = FakeClock()
     policy = AdaptiveK(8, clock=clock)
     drive_timed(policy, clock, 0.5, 0.6, 60)
-    assert policy.current_cost().verify_per_position == pytest.approx(0.6)
+    drafted = {d.drafted for d in policy.decisions[2:] if d.drafted > 0}
+    for d in drafted:
+        assert policy.current_cost().round_cost(d) == pytest.approx(1 + 0.6 * d, rel=0.1)
     modes = [d.mode for d in policy.decisions]
     assert modes.count("off") > 40
     # the same drafter with everything accepted is worth it
@@ -204,3 +208,36 @@ def test_bad_arguments():
         AdaptiveK(0)
     with pytest.raises(ValueError, match="decay"):
         AdaptiveK(4, decay=0.0)
+
+
+def test_fit_line_recovers_a_line_and_leans_on_the_prior_only_when_it_must():
+    from speclab.adaptive import _fit_line
+
+    samples = [(d, 0.3 + 0.1 * d) for d in (1, 2, 4, 8) for _ in range(20)]
+    a, b = _fit_line(samples, prior=(0.0, 0.05), weight=1e-9)
+    assert (a, b) == (pytest.approx(0.3), pytest.approx(0.1))
+    same_d = [(2, 0.5)] * 30  # one d only: the split comes from the prior
+    a, b = _fit_line(same_d, prior=(0.0, 0.05))
+    assert a + 2 * b == pytest.approx(0.5, abs=0.01)
+
+
+def test_a_drafter_that_offers_one_draft_gets_asked_for_one():
+    # a lookup drafter in a loop of one repeated byte offers a single draft each round
+    policy = AdaptiveK(8, cost=CostModel(verify_per_position=0.02))
+    for _ in range(10):
+        k = policy.next_k()
+        policy.update(min(k, 1), min(k, 1))
+    k, speedup = policy.best(policy.alpha, policy.cost)
+    assert k == 1  # asking for more gains nothing: every k predicts the same, the smallest wins
+    assert speedup == pytest.approx(
+        closed_form_tokens(policy.alpha, 1) / CostModel(verify_per_position=0.02).round_cost(1)
+    )
+    assert policy.predicted(8, policy.alpha, policy.cost) == pytest.approx(speedup)
+
+
+def test_no_offer_rounds_cost_the_draft_call_only():
+    policy = AdaptiveK(4, cost=CostModel(verify_per_position=0.02, draft_per_round=0.1))
+    for _ in range(5):
+        policy.next_k()
+        policy.update(0, 0)  # the lookup found no match
+    assert policy.predicted(4, 0.9, policy.cost) == pytest.approx(1 / 1.1)

@@ -13,7 +13,9 @@ a plain greedy step") and tells it what happened after (`update(drafted, accepte
       speedup(k) = (1 - alpha^(k+1)) / (1 - alpha)  /  round_cost(k)
 
   from an estimate of alpha (the acceptance seen so far, recent rounds weighing more) and a
-  cost model in plain target steps. Where even the best k is predicted to lose (speedup
+  cost model in plain target steps, counting only the drafts the drafter actually offered
+  in recent rounds (a lookup's match often runs out before k). Where even the best k is
+  predicted to lose (speedup
   below 1), it switches drafting off and probes again now and then, waiting twice as long
   after each probe that does not pay. The cost model is either given (`CostModel`,
   measured beforehand) or learned while decoding from the policy's own clock: it times one
@@ -157,8 +159,9 @@ class AdaptiveK:
         self._rounds_off = 0
         self._plain_seconds: deque = deque(maxlen=7)  # recent plain steps (seconds)
         self._last_plain_round = -1
-        self._draft_rounds: deque = deque(maxlen=15)  # recent (drafted, seconds)
-        self._seen_drafting_round = False
+        self._draft_rounds: deque = deque(maxlen=15)  # recent (drafted, seconds), drafter asked
+        self._offers: deque = deque(maxlen=15)  # most the drafter offered: drafted, or inf if full
+        self._asked_before = False  # has the drafter been called with k > 0 yet
         self._started = 0.0
         self._pending = False  # a decision waiting for its update()
 
@@ -171,14 +174,42 @@ class AdaptiveK:
         return estimate_alpha(self.accepted, self.rejections)
 
     def current_cost(self) -> CostModel:
-        """The given cost model, or the one learned so far (a prior until both kinds are timed)."""
+        """The given cost model, or the one learned so far (the prior until timings exist).
+
+        Learned: each round that asked the drafter gives (d drafts, extra = its time / a
+        plain step's - 1); extra = per_round + per_draft * d is fitted by least squares,
+        pulled gently toward the prior (per_round 0, per_draft 0.05) so that a few rounds
+        with the same d still give an answer.
+        """
         if self.cost is not None:
             return self.cost
         if not self._plain_seconds or not self._draft_rounds:
             return CostModel()
         plain = _median(self._plain_seconds)
-        per_draft = _median([(s / plain - 1.0) / d for d, s in self._draft_rounds])
-        return CostModel(verify_per_position=max(0.0, per_draft))
+        samples = [(d, s / plain - 1.0) for d, s in self._draft_rounds]
+        per_round, per_draft = _fit_line(samples, prior=(0.0, CostModel().verify_per_position))
+        return CostModel(
+            verify_per_position=max(0.0, per_draft), draft_per_round=max(0.0, per_round)
+        )
+
+    def predicted(self, k: int, alpha: float, cost: CostModel) -> float:
+        """Predicted speedup of asking for k drafts, given what the drafter recently offered.
+
+        A lookup drafter often offers fewer than k (its match runs out): each recent round
+        caps the drafts at what it offered, and Eq. 1 and the round cost use min(k, cap).
+        """
+        caps = self._offers or [math.inf]
+        gained = sum(expected_tokens_per_round(alpha, min(k, cap)) for cap in caps)
+        spent = sum(cost.round_cost(min(k, cap)) if cap else 1.0 + cost.draft_per_round
+                    for cap in caps)  # fmt: skip
+        return gained / spent
+
+    def best(self, alpha: float, cost: CostModel) -> tuple[int, float]:
+        """(k in 1..k_max with the highest predicted speedup, that speedup); ties: smaller k."""
+        speedup, negative_k = max(
+            (self.predicted(k, alpha, cost), -k) for k in range(1, self.k_max + 1)
+        )
+        return -negative_k, speedup
 
     def next_k(self) -> int:
         decision = self._decide(len(self.decisions))
@@ -189,7 +220,7 @@ class AdaptiveK:
 
     def _decide(self, round_index: int) -> Decision:
         alpha = self.alpha
-        k, speedup = best_k(alpha, self.k_max, self.current_cost())
+        k, speedup = self.best(alpha, self.current_cost())
         if self.learns_cost:
             if round_index == 0:  # the drafter's first call catches up with the whole prompt
                 return Decision("warm-up", k, alpha, speedup)
@@ -216,18 +247,39 @@ class AdaptiveK:
         decision = self.decisions[-1]
         decision.drafted, decision.accepted = drafted, accepted
         round_index = len(self.decisions) - 1
+        if 0 < decision.k and drafted < decision.k:  # the drafter ran out: it offered this many
+            self._offers.append(drafted)
+        elif decision.k == self.k_max:  # it offered all it could be asked for
+            self._offers.append(math.inf)
         if self.learns_cost:
             decision.seconds = self.clock() - self._started
-            if drafted == 0:
-                if decision.mode != "warm-up":  # a lookup's first call indexes the prompt
-                    self._plain_seconds.append(decision.seconds)
-                    self._last_plain_round = round_index
-            elif self._seen_drafting_round:
+            if decision.k == 0:
+                self._plain_seconds.append(decision.seconds)
+                self._last_plain_round = round_index
+            elif self._asked_before:  # the first call catches up with the whole prompt
                 self._draft_rounds.append((drafted, decision.seconds))
-            self._seen_drafting_round = self._seen_drafting_round or drafted > 0
+            self._asked_before = self._asked_before or decision.k > 0
         if drafted > 0:
             self.accepted = self.decay * self.accepted + accepted
             self.rejections = self.decay * self.rejections + (1.0 if accepted < drafted else 0.0)
+
+
+def _fit_line(samples, prior: tuple[float, float], weight: float = 1.0) -> tuple[float, float]:
+    """(a, b) minimising sum (y - a - b d)^2 + weight ((a - a0)^2 + (b - b0)^2) over (d, y).
+
+    Least squares with a gentle pull toward the prior (a0, b0): with every d the same, the
+    data alone cannot split a round's cost into a fixed part and a part per draft.
+    """
+    a0, b0 = prior
+    n = len(samples)
+    sum_d = sum(d for d, _ in samples)
+    sum_dd = sum(d * d for d, _ in samples)
+    sum_y = sum(y for _, y in samples)
+    sum_dy = sum(d * y for d, y in samples)
+    m11, m12, m22 = n + weight, sum_d, sum_dd + weight  # the normal equations' 2 x 2 matrix
+    r1, r2 = sum_y + weight * a0, sum_dy + weight * b0
+    determinant = m11 * m22 - m12 * m12  # > 0: weight > 0 makes the matrix positive definite
+    return (r1 * m22 - r2 * m12) / determinant, (m11 * r2 - m12 * r1) / determinant
 
 
 def _median(values) -> float:

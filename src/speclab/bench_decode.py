@@ -370,6 +370,20 @@ def check_goals(results: list[dict]) -> dict:
     return goals
 
 
+def loop_goal(provenance: dict, most: float = 0.3) -> dict:
+    """Free-text prompts must not simply make the model loop (issue 5); checked per run."""
+    if "free text" not in provenance:
+        return {}
+    loop = provenance["free text"]["loop"]
+    return {
+        "free text output is not a loop": {
+            "value": loop,
+            "goal": f"<= {most} of the output repeats the model's own text",
+            "met": bool(loop <= most),
+        }  # fmt: skip
+    }
+
+
 # --- the record ----------------------------------------------------------------------------------
 
 
@@ -403,7 +417,7 @@ def decode_report(
         "seconds": time.perf_counter() - started,
         "equal_to_greedy": check,
         **summary,
-        "goals": check_goals(summary["results"]),
+        "goals": check_goals(summary["results"]) | loop_goal(summary["provenance"]),
         "settings": asdict(settings) | {"methods": [m.label for m in settings.methods()]},
         "prompts": {
             "sha256": prompts_sha256(scenarios),
