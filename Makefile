@@ -40,6 +40,7 @@ lint: $(STAMP)
 # the report names the BLAS kernel that actually ran. Tests never touch these variables.
 bench: $(STAMP)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/speclab bench forward
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/speclab bench decode
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
