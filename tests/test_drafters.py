@@ -14,7 +14,10 @@ def brute_force_lookup(tokens, k, max_ngram, min_ngram):
         suffix = tokens[-n:]
         for start in range(len(tokens) - n - 1, -1, -1):
             if tokens[start : start + n] == suffix:
-                return tokens[start + n : start + n + k]
+                extended = list(tokens)  # copying on into the proposal itself
+                while len(extended) < start + n + k:
+                    extended.append(extended[len(extended) - (len(tokens) - start - n)])
+                return extended[start + n : start + n + k]
     return []
 
 
@@ -33,9 +36,15 @@ def test_lookup_matches_rescan_definition_as_text_grows():
 def test_lookup_resyncs_after_the_text_changes():
     drafter = PromptLookupDrafter(max_ngram=2)
     assert drafter.propose([1, 2, 3, 1, 2], 2) == [3, 1]
+    assert drafter.propose([1, 2, 3, 1, 2], 5) == [3, 1, 2, 3, 1]  # on past the end
     # a rollback: the text seen before is no longer a prefix
     assert drafter.propose([5, 6, 5], 2) == [6, 5]
     assert drafter.propose([5, 6, 5, 6], 3) == brute_force_lookup([5, 6, 5, 6], 3, 2, 1)
+
+
+def test_lookup_continues_a_repeating_run():
+    assert PromptLookupDrafter(3, 1).propose([32] * 6, 4) == [32] * 4
+    assert PromptLookupDrafter(2, 1).propose([7, 8, 7, 8, 7], 5) == [8, 7, 8, 7, 8]
 
 
 def test_lookup_copy_example():

@@ -14,7 +14,7 @@ import pytest
 
 from speclab.acceptance import accept
 from speclab.decoding import DecodeResult, Round, greedy_decode, speculative_decode
-from speclab.drafters import PromptLookupDrafter
+from speclab.drafters import PromptLookupDrafter, continuation
 from speclab.gpt import GPTConfig, forward
 from speclab.kv_cache import KVCache
 from speclab.paths import repo_root
@@ -83,12 +83,12 @@ def test_trace_follows_the_lookup_drafter_and_accept():
 
 
 def earliest_match(tokens: list[int], k: int, max_ngram: int = 3, min_ngram: int = 1):
-    """The proposal if the *earliest* earlier occurrence wins (as in Hugging Face)."""
+    """The proposal if the *earliest* earlier occurrence wins (Hugging Face's choice of match)."""
     for n in range(max_ngram, min_ngram - 1, -1):
         suffix = tokens[-n:]
         for start in range(0, len(tokens) - n):
             if len(tokens) > n and tokens[start : start + n] == suffix:
-                return tokens[start + n : start + n + k], n
+                return continuation(tokens, start + n, k), n  # the same run-on rule
     return [], None
 
 

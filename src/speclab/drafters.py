@@ -45,7 +45,8 @@ def common_prefix_length(a: list[int], b: list[int]) -> int:
 class PromptLookupDrafter:
     """Propose the continuation of the most recent earlier occurrence of the last n tokens.
 
-    Which match: the most recent one. When a text is being copied or edited, the latest
+    Which match: the most recent one, and its continuation runs on past the end of the text
+    (so a repeating run of period p is continued for all k tokens, not only p). When a text is being copied or edited, the latest
     occurrence of a phrase is usually the passage being copied from (and a repeating
     pattern continues from its last repetition); Hugging Face picks the earliest instead.
 
@@ -93,8 +94,23 @@ class PromptLookupDrafter:
                 continue
             follower = self._index[n].get(tuple(tokens[-n:]))
             if follower is not None:
-                return tokens[follower : follower + k]
+                return continuation(tokens, follower, k)
         return []
+
+
+def continuation(tokens: list[int], start: int, k: int) -> list[int]:
+    """k tokens copied from tokens[start:], running on into the copy itself at the end.
+
+    Inside a repeating run the latest match sits just before the end of the text; copying
+    on into what was just proposed continues the pattern (period len(tokens) - start).
+    """
+    proposal: list[int] = []
+    for i in range(k):
+        position = start + i
+        proposal.append(
+            tokens[position] if position < len(tokens) else proposal[position - len(tokens)]
+        )
+    return proposal
 
 
 class ModelDrafter:
