@@ -22,6 +22,7 @@ Left out: anything about a particular lesson (the test decides what to assert).
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -404,51 +405,57 @@ def slider_state(page, index: int) -> dict:
     )
 
 
-def a_different_value(state: dict) -> str:
-    """A value a quarter or three quarters along the slider, whichever is further away."""
-    low, high, now = state["min"], state["max"], state["value"]
-    candidates = [low + 0.25 * (high - low), low + 0.75 * (high - low)]
-    chosen = max(candidates, key=lambda value: abs(value - now))
-    is_integer = state["readout"] is not None and "." not in state["readout"]
-    return str(round(chosen)) if is_integer else f"{chosen:.2f}"
-
-
 def move_slider(page, name: str, index: int = 0, timeout_s: float = 120.0) -> dict:
-    """Type a new value into a slider's readout and press Enter, as a learner can.
+    """Move a slider one step with the keyboard (right, or left at the end), as a learner can.
 
-    Returns the slider before and after, and the cell's output signature before and after.
+    The step keeps the value on the slider's grid, as dragging does (a value typed into the
+    readout is not snapped to it). Returns the slider, and the cell's output signature,
+    before and after.
     """
     slider = page.locator(SLIDER).nth(index)
     slider.scroll_into_view_if_needed()
     before_state = slider_state(page, index)
     before = page.evaluate(_OUTPUT_SIGNATURE, [SLIDER, index])
-    new_value = a_different_value(before_state)
-    readout = slider.locator(".widget-readout")
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(new_value)
-    page.keyboard.press("Enter")
-    # The handle's aria-valuenow is rounded for display; the readout shows the model's value.
+    key = "ArrowLeft" if before_state["value"] >= before_state["max"] else "ArrowRight"
+    slider.locator("[aria-valuenow]").focus()
+    page.keyboard.press(key)
     page.wait_for_function(
-        """([index, value, before]) => {
+        """([index, before]) => {
           const slider = document.querySelectorAll('.jp-Notebook .widget-slider')[index];
-          const handle = slider.querySelector('[aria-valuenow]');
-          const readout = slider.querySelector('.widget-readout');
-          return Math.abs(Number(readout.textContent) - value) < 1e-6 &&
-            Number(handle.getAttribute('aria-valuenow')) !== before;
+          return slider.querySelector('.widget-readout').textContent.trim() !== before;
         }""",
-        arg=[index, float(new_value), before_state["value"]],
+        arg=[index, before_state["readout"]],
         timeout=10_000,
     )
     wait_until_idle(page, name, timeout_s)
     after = page.evaluate(_OUTPUT_SIGNATURE, [SLIDER, index])
     return {
-        "typed": new_value,
+        "key": key,
         "slider_before": before_state,
         "slider_after": slider_state(page, index),
         "before": before,
         "after": after,
     }
+
+
+def logged_errors(page) -> str:
+    """Errors in JupyterLab's log console for the current notebook, e.g. a widget callback's
+    traceback (it belongs to no cell, so no cell output shows it). Opens and closes the console.
+    """
+    page.evaluate("() => window.jupyterapp.commands.execute('logconsole:open')")
+    page.locator(".jp-LogConsolePanel").first.wait_for(timeout=10_000)
+    page.wait_for_timeout(500)
+    text = page.evaluate(
+        """() => {
+          const panel = document.querySelector('.jp-LogConsolePanel');
+          const entries = [...panel.querySelectorAll('.jp-OutputArea-output')];
+          for (const widget of window.jupyterapp.shell.widgets('down')) {
+            if (widget.node.querySelector('.jp-LogConsolePanel')) widget.close();
+          }
+          return entries.map((node) => node.innerText).join('\\n');
+        }"""
+    )
+    return text if re.search(r"Traceback|\b\w*(Error|Exception)\b", text) else ""
 
 
 def edit_text_box(page, name: str, index: int = 0, timeout_s: float = 120.0) -> dict:
@@ -474,7 +481,7 @@ def edit_text_box(page, name: str, index: int = 0, timeout_s: float = 120.0) -> 
 # --- screenshots --------------------------------------------------------------------------
 
 
-def screenshot_notebook(page, path: Path, max_height: int = 9000) -> None:
+def screenshot_notebook(page, path: Path, max_height: int = 16000) -> None:
     """The whole notebook in one image: the page is made as tall as its content, then restored."""
     path.parent.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size

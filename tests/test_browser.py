@@ -5,14 +5,16 @@ notebook in notebooks/ (globbed, so new lessons are tested as they land): open i
 JupyterLab, run all cells, wait for the kernel, then assert that no cell shows an error,
 that every widget output renders as a widget (no "Error displaying widget", no
 "Model not found", no plain-text `IntSlider(...)` where a slider should be), and that
-moving the notebook's first slider (typed into its readout, then Enter) changes the text
-or picture in that cell; a notebook without sliders gets a character typed into its first
-text box instead. Screenshots go to build/screenshots/: NAME.png (the whole notebook after
+moving the notebook's first slider one step (arrow key on its handle) changes the text or
+picture in that cell; a notebook without sliders gets a character typed into its first
+text box instead. Last, JupyterLab's log console must show no error: a widget callback
+that raises shows its traceback only there. Screenshots go to build/screenshots/: NAME.png (the whole notebook after
 run-all), NAME-widget.png (one screen at the first widget) and NAME-after-change.png.
 
 Without /usr/bin/chromium these tests are skipped, unless SPECLAB_REQUIRE_BROWSER=1 (as
-in .ci/run), where a missing browser is a failure. SPECLAB_README_SCREENSHOT=1 also copies
-the first notebook's widget screenshot to docs/screenshot.png, the image README.md opens with.
+in .ci/run), where a missing browser is a failure. `SPECLAB_README_SCREENSHOT=1 make
+test-browser` also copies README_FROM's widget screenshot to docs/screenshot.png, the image
+README.md opens with (commit it when a lesson's look changes).
 """
 
 import os
@@ -32,6 +34,7 @@ from browser_support import (
     edit_text_box,
     federated_extensions,
     jupyter_lab,
+    logged_errors,
     move_slider,
     notebook_report,
     open_notebook,
@@ -49,6 +52,7 @@ NOTEBOOK_DIR = Path(os.environ.get("SPECLAB_BROWSER_NOTEBOOKS") or repo_root() /
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 SCREENSHOTS = repo_root() / "build" / "screenshots"
 README_SCREENSHOT = repo_root() / "docs" / "screenshot.png"
+README_FROM = "03_forward_arithmetic"  # its sliders over Eq. 1: what README.md opens with
 WIDGETS_EXTENSION = "@jupyter-widgets/jupyterlab-manager"  # the lab extension of ipywidgets
 RUN_TIMEOUT_S = 900.0  # per notebook; lessons 04-07 time real forwards on 2 cores
 # In a widget's plain-text repr (what shows when the widget extension is missing).
@@ -169,16 +173,17 @@ def test_notebook_in_jupyterlab(notebook, lab, page):
         cell = widgets.first.locator("xpath=ancestor::div[contains(@class, 'jp-Cell ')][1]")
         widget_shot = SCREENSHOTS / f"{notebook.stem}-widget.png"
         screenshot_at(page, cell, widget_shot)
-        if os.environ.get("SPECLAB_README_SCREENSHOT") == "1" and notebook == NOTEBOOKS[0]:
+        if os.environ.get("SPECLAB_README_SCREENSHOT") == "1" and notebook.stem == README_FROM:
             README_SCREENSHOT.parent.mkdir(exist_ok=True)
             shutil.copyfile(widget_shot, README_SCREENSHOT)
 
     if page.locator(SLIDER).count():
         moved = move_slider(page, name)
         label = moved["slider_before"]["description"]
+        step = f"{moved['slider_before']['readout']} -> {moved['slider_after']['readout']}"
         assert moved["before"] != moved["after"], (
-            f"{name}: slider {label!r} moved to {moved['typed']}, but its cell's text and "
-            f"pictures stayed the same"
+            f"{name}: slider {label!r} moved {step}, but its cell's text and pictures "
+            f"stayed the same; kernel log: {logged_errors(page)[-1500:]}"
         )
     elif page.locator(TEXT_BOX).count():  # no slider: a text box drives the lesson's widget
         typed = edit_text_box(page, name)
@@ -190,4 +195,6 @@ def test_notebook_in_jupyterlab(notebook, lab, page):
         later = _errors_shown(notebook_report(page, name))
         assert not later, f"{name}: errors after changing a widget:\n" + "\n".join(later)
         screenshot_notebook(page, SCREENSHOTS / f"{notebook.stem}-after-change.png")
+    logged = logged_errors(page)  # widget callbacks fail here, outside any cell
+    assert not logged, f"{name}: JupyterLab's log console shows errors:\n{logged[-3000:]}"
     print(f"{name}: {time.monotonic() - started:.0f} s in the browser")
