@@ -82,7 +82,7 @@ p.write .blank { width: 100% !important; }
 nav.index li { margin: 0.3em 0; }
 @page { margin: 16mm 16mm 18mm; }
 @media print {
-  body { max-width: none; margin: 0; padding: 0; font-size: 11pt; }
+  body { max-width: none; margin: 0; padding: 0 1px; font-size: 11pt; } /* 1px: table borders */
   h1, h2, h3 { break-after: avoid; page-break-after: avoid; }
   section.exercise, table, tr, .figure, pre, blockquote {
     break-inside: avoid; page-break-inside: avoid; }
