@@ -241,3 +241,19 @@ def test_no_offer_rounds_cost_the_draft_call_only():
         policy.next_k()
         policy.update(0, 0)  # the lookup found no match
     assert policy.predicted(4, 0.9, policy.cost) == pytest.approx(1 / 1.1)
+
+
+def test_best_agrees_with_predicted_for_every_k():
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        policy = AdaptiveK(8, cost=CostModel(verify_per_position=float(rng.uniform(0, 0.2)),
+                                             draft_per_round=float(rng.uniform(0, 0.3))))  # fmt: skip
+        for _ in range(int(rng.integers(0, 20))):
+            k = policy.next_k()
+            offered = int(rng.integers(0, 9))
+            policy.update(min(k, offered), int(rng.integers(0, min(k, offered) + 1)))
+        alpha = float(rng.uniform(0, 1))
+        by_k = {k: policy.predicted(k, alpha, policy.cost) for k in range(1, 9)}
+        k, speedup = policy.best(alpha, policy.cost)
+        assert speedup == pytest.approx(max(by_k.values()))
+        assert k == min(n for n, s in by_k.items() if s == pytest.approx(speedup, abs=1e-12))

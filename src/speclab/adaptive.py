@@ -70,6 +70,9 @@ class PlusTwoMinusOne:
             self.k = max(1, self.k - 1)
 
 
+PRIOR_PER_DRAFT = 0.05  # before any timing: lesson 04's 5 positions cost about 1.2 plain steps
+
+
 @dataclass(frozen=True)
 class CostModel:
     """What one round costs, in plain target steps (one greedy step costs 1).
@@ -80,7 +83,7 @@ class CostModel:
     call. Leviathan's formula is the special case verify_per_position = draft_per_round = 0.
     """
 
-    verify_per_position: float = 0.05  # lesson 04: 5 positions cost about 1.2 plain steps
+    verify_per_position: float = PRIOR_PER_DRAFT
     draft_per_token: float = 0.0  # c
     draft_per_round: float = 0.0  # e.g. a lookup drafter's one dictionary look-up
 
@@ -164,6 +167,8 @@ class AdaptiveK:
         self._asked_before = False  # has the drafter been called with k > 0 yet
         self._started = 0.0
         self._pending = False  # a decision waiting for its update()
+        self._cost_now = self._learned_cost()  # refreshed after every round
+        self._cap_counts: dict = {math.inf: 1}  # cap -> rounds, from _offers
 
     @property
     def learns_cost(self) -> bool:
@@ -174,7 +179,11 @@ class AdaptiveK:
         return estimate_alpha(self.accepted, self.rejections)
 
     def current_cost(self) -> CostModel:
-        """The given cost model, or the one learned so far (the prior until timings exist).
+        """The given cost model, or the one learned so far (the prior until timings exist)."""
+        return self._cost_now
+
+    def _learned_cost(self) -> CostModel:
+        """The cost model from the rounds timed so far (recomputed after every round).
 
         Learned: each round that asked the drafter gives (d drafts, extra = its time / a
         plain step's - 1); extra = per_round + per_draft * d is fitted by least squares,
@@ -187,7 +196,7 @@ class AdaptiveK:
             return CostModel()
         plain = _median(self._plain_seconds)
         samples = [(d, s / plain - 1.0) for d, s in self._draft_rounds]
-        per_round, per_draft = _fit_line(samples, prior=(0.0, CostModel().verify_per_position))
+        per_round, per_draft = _fit_line(samples, prior=(0.0, PRIOR_PER_DRAFT))
         return CostModel(
             verify_per_position=max(0.0, per_draft), draft_per_round=max(0.0, per_round)
         )
@@ -197,19 +206,37 @@ class AdaptiveK:
 
         A lookup drafter often offers fewer than k (its match runs out): each recent round
         caps the drafts at what it offered, and Eq. 1 and the round cost use min(k, cap).
+        Plain Python floats: this runs before every round, so it must cost microseconds.
         """
-        caps = self._offers or [math.inf]
-        gained = sum(expected_tokens_per_round(alpha, min(k, cap)) for cap in caps)
-        spent = sum(cost.round_cost(min(k, cap)) if cap else 1.0 + cost.draft_per_round
-                    for cap in caps)  # fmt: skip
+        gained = spent = 0.0
+        for cap, count in self._cap_counts.items():
+            drafts = min(k, cap)
+            gained += count * _geometric_sum(alpha, drafts)
+            spent += count * (cost.round_cost(drafts) if drafts else 1.0 + cost.draft_per_round)
         return gained / spent
 
     def best(self, alpha: float, cost: CostModel) -> tuple[int, float]:
-        """(k in 1..k_max with the highest predicted speedup, that speedup); ties: smaller k."""
-        speedup, negative_k = max(
-            (self.predicted(k, alpha, cost), -k) for k in range(1, self.k_max + 1)
-        )
-        return -negative_k, speedup
+        """(k in 1..k_max with the highest predicted speedup, that speedup); ties: smaller k.
+
+        The same numbers as `predicted` for every k, computed in one pass (it runs before
+        every round: a few microseconds, not a share of a forward).
+        """
+        tokens = [1.0] * (self.k_max + 1)  # tokens[j] = 1 + alpha + ... + alpha^j
+        term = 1.0
+        for j in range(1, self.k_max + 1):
+            term *= alpha
+            tokens[j] = tokens[j - 1] + term
+        per_draft = cost.verify_per_position + cost.draft_per_token
+        best_k, best_speedup = 1, -1.0
+        for k in range(1, self.k_max + 1):
+            gained = spent = 0.0
+            for cap, count in self._cap_counts.items():
+                drafts = k if k < cap else cap
+                gained += count * tokens[drafts]
+                spent += count * (1.0 + cost.draft_per_round + per_draft * drafts)
+            if gained / spent > best_speedup + 1e-12:
+                best_k, best_speedup = k, gained / spent
+        return best_k, best_speedup
 
     def next_k(self) -> int:
         decision = self._decide(len(self.decisions))
@@ -259,9 +286,22 @@ class AdaptiveK:
             elif self._asked_before:  # the first call catches up with the whole prompt
                 self._draft_rounds.append((drafted, decision.seconds))
             self._asked_before = self._asked_before or decision.k > 0
+        self._cost_now = self._learned_cost()
+        self._cap_counts = {}
+        for cap in self._offers or [math.inf]:
+            self._cap_counts[cap] = self._cap_counts.get(cap, 0) + 1
         if drafted > 0:
             self.accepted = self.decay * self.accepted + accepted
             self.rejections = self.decay * self.rejections + (1.0 if accepted < drafted else 0.0)
+
+
+def _geometric_sum(alpha: float, k: int) -> float:
+    """1 + alpha + ... + alpha^k: Eq. 1's expected tokens per round, in plain floats."""
+    total, term = 1.0, 1.0
+    for _ in range(k):
+        term *= alpha
+        total += term
+    return total
 
 
 def _fit_line(samples, prior: tuple[float, float], weight: float = 1.0) -> tuple[float, float]:
@@ -272,10 +312,12 @@ def _fit_line(samples, prior: tuple[float, float], weight: float = 1.0) -> tuple
     """
     a0, b0 = prior
     n = len(samples)
-    sum_d = sum(d for d, _ in samples)
-    sum_dd = sum(d * d for d, _ in samples)
-    sum_y = sum(y for _, y in samples)
-    sum_dy = sum(d * y for d, y in samples)
+    sum_d = sum_dd = sum_y = sum_dy = 0.0
+    for d, y in samples:  # one pass, plain floats: this runs after every round
+        sum_d += d
+        sum_dd += d * d
+        sum_y += y
+        sum_dy += d * y
     m11, m12, m22 = n + weight, sum_d, sum_dd + weight  # the normal equations' 2 x 2 matrix
     r1, r2 = sum_y + weight * a0, sum_dy + weight * b0
     determinant = m11 * m22 - m12 * m12  # > 0: weight > 0 makes the matrix positive definite
