@@ -194,7 +194,9 @@ class AdaptiveK:
             return self.cost
         if not self._plain_seconds or not self._draft_rounds:
             return CostModel()
-        plain = _median(self._plain_seconds)
+        # means, not medians: on a busy machine a longer round is more often interrupted, and
+        # only means share that out fairly between short and long rounds
+        plain = sum(self._plain_seconds) / len(self._plain_seconds)
         samples = [(d, s / plain - 1.0) for d, s in self._draft_rounds]
         per_round, per_draft = _fit_line(samples, prior=(0.0, PRIOR_PER_DRAFT))
         return CostModel(
@@ -322,9 +324,3 @@ def _fit_line(samples, prior: tuple[float, float], weight: float = 1.0) -> tuple
     r1, r2 = sum_y + weight * a0, sum_dy + weight * b0
     determinant = m11 * m22 - m12 * m12  # > 0: weight > 0 makes the matrix positive definite
     return (r1 * m22 - r2 * m12) / determinant, (m11 * r2 - m12 * r1) / determinant
-
-
-def _median(values) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
