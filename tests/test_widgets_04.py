@@ -55,3 +55,12 @@ def test_width_explorer_needs_the_ratio_it_reports():
 def test_width_explorer_has_a_notebook_display():
     bundle = small_explorer()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_a_width_typed_off_the_step_snaps_to_it():
+    """The readout accepts any number; 608 would give 9 heads that do not divide 608."""
+    explorer = small_explorer()
+    explorer.width.value = 608
+    assert explorer.width.value == 640
+    assert "width <b>640</b>" in explorer.text.value
+    assert sorted(explorer.measured) == [128, 640]

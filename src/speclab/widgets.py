@@ -293,7 +293,11 @@ class WidthExplorer(_Shown):
         from speclab.figures import forward_cost_figure
         from speclab.gpt import GPTConfig
 
-        width = self.width.value
+        step = self.width.step
+        width = min(self.width.max, max(self.width.min, round(self.width.value / step) * step))
+        if width != self.width.value:  # typed into the readout off the step: snap, which re-runs
+            self.width.value = width
+            return
         timings = self.measure(width)
         self.measured[width] = timings
         ratio = timings.ratio(5, 1)
