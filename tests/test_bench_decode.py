@@ -116,6 +116,9 @@ def test_record_names_models_prompts_and_machine(report):
     machine = report["machine"]
     for key in ("speclab", "python", "numpy", "cpu", "blas", "load_average_before"):
         assert key in machine
+    # timed with one BLAS thread (Settings.blas_threads), and the record says so
+    assert report["settings"]["blas_threads"] == 1
+    assert all(library["threads"] == 1 for library in machine["blas"])
     assert list(report["settings"]["k_values"]) == [1, 3]
     assert "bytes" in report["tokenizer"]
     assert set(report["outputs"]) == {
@@ -184,6 +187,7 @@ def test_cli_bench_decode(models, prompts, tmp_path, capsys):
     assert "every speculative output equal to greedy: yes" in printed and "kernel" in printed
     report = json.loads((out / "decode.json").read_text(encoding="utf-8"))
     assert report["settings"]["quick"] and report["settings"]["max_new_tokens"] == 6
+    assert report["settings"]["blas_threads"] == 1  # the decode benchmark's default
     assert [s["name"] for s in report["prompts"]["scenarios"]] == ["free text"]
     assert (out / "decode.csv").is_file()
     assert report["models"]["target"]["sha256"] and report["models"]["draft"]["file"] == "d.npz"

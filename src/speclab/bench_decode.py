@@ -87,6 +87,9 @@ class Settings:
     min_span: int = 16  # output_provenance: shortest repeat that counts as a copy or loop
     seed: int = 0
     quick: bool = False
+    # BLAS threads while timing (None: the library's default). One: these models are tiny,
+    # and a second thread only adds start-up cost, or worse, waits for a busy core.
+    blas_threads: int | None = 1
 
     def methods(self) -> list[Method]:
         methods = [Method(None)]
@@ -402,14 +405,16 @@ def decode_report(
     target, draft_model, scenarios, settings: Settings, paths=(None, None), progress=False
 ):
     """Run the benchmark and return the JSON-able report (see the module docstring)."""
-    from speclab.bench import machine_record
+    from speclab.bench import blas_threads, machine_record
 
     load_before = _load_average()
     started = time.perf_counter()
-    runs, reference, check = run_decodes(target, draft_model, scenarios, settings, progress)
+    with blas_threads(settings.blas_threads):
+        runs, reference, check = run_decodes(target, draft_model, scenarios, settings, progress)
+        machine = machine_record()  # inside the limit: it records the threads used
     prompts = {(s.name, p.id): p.tokens for s in scenarios for p in s.prompts}
     summary = summarise(runs, reference, scenarios, settings, prompts)
-    machine = machine_record() | {
+    machine = machine | {
         "load_average_before": load_before,
         "load_average_after": _load_average(),
     }
@@ -536,6 +541,8 @@ def add_arguments(parser):
 def settings_from_args(args) -> Settings:
     base = QUICK if args.quick else Settings()
     changes = {"seed": args.seed}
+    if args.blas_threads is not None:
+        changes["blas_threads"] = args.blas_threads
     if args.repeats is not None:
         changes["repeats"] = args.repeats
     if args.max_new_tokens is not None:
@@ -548,7 +555,7 @@ def settings_from_args(args) -> Settings:
 
 
 def run_decode(args) -> int:
-    from speclab.bench import blas_threads, describe_blas
+    from speclab.bench import describe_blas
     from speclab.paths import weights_dir
     from speclab.weights import load
 
@@ -566,9 +573,8 @@ def run_decode(args) -> int:
         if load_now and load_now[0] > 1.0:
             print(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "
                   "timings are contaminated", file=sys.stderr)  # fmt: skip
-        with blas_threads(args.blas_threads):
-            report = decode_report(target, draft, scenarios, settings,
-                                   (target_path, draft_path), progress=True)  # fmt: skip
+        report = decode_report(target, draft, scenarios, settings,
+                               (target_path, draft_path), progress=True)  # fmt: skip
     except (FileNotFoundError, ValueError) as error:
         print(f"speclab bench decode: {error}", file=sys.stderr)
         return 1
