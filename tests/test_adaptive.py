@@ -257,3 +257,16 @@ def test_best_agrees_with_predicted_for_every_k():
         k, speedup = policy.best(alpha, policy.cost)
         assert speedup == pytest.approx(max(by_k.values()))
         assert k == min(n for n, s in by_k.items() if s == pytest.approx(speedup, abs=1e-12))
+
+
+def test_a_spike_in_the_clock_is_not_taken_for_a_cost():
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock)
+    drive_timed(policy, clock, 0.5, 0.6, 12)
+    before = policy.current_cost()
+    k = policy.next_k()
+    clock.now += 40.0  # the process was descheduled for 40 plain steps
+    policy.update(k, k // 2)
+    after = policy.current_cost()
+    for d in (1, 4, 8):
+        assert after.round_cost(d) == pytest.approx(before.round_cost(d), rel=0.05)

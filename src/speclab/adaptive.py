@@ -195,9 +195,11 @@ class AdaptiveK:
         if not self._plain_seconds or not self._draft_rounds:
             return CostModel()
         # means, not medians: on a busy machine a longer round is more often interrupted, and
-        # only means share that out fairly between short and long rounds
-        plain = sum(self._plain_seconds) / len(self._plain_seconds)
-        samples = [(d, s / plain - 1.0) for d, s in self._draft_rounds]
+        # only means share that out fairly between short and long rounds; but a round that
+        # took over 3x the typical one was stopped by something else and is left out
+        plain = _mean_without_outliers(self._plain_seconds)
+        typical = sorted(s for _, s in self._draft_rounds)[len(self._draft_rounds) // 2]
+        samples = [(d, s / plain - 1.0) for d, s in self._draft_rounds if s <= 3 * typical]
         per_round, per_draft = _fit_line(samples, prior=(0.0, PRIOR_PER_DRAFT))
         return CostModel(
             verify_per_position=max(0.0, per_draft), draft_per_round=max(0.0, per_round)
@@ -295,6 +297,14 @@ class AdaptiveK:
         if drafted > 0:
             self.accepted = self.decay * self.accepted + accepted
             self.rejections = self.decay * self.rejections + (1.0 if accepted < drafted else 0.0)
+
+
+def _mean_without_outliers(values, factor: float = 3.0) -> float:
+    """The mean of the values at most `factor` times their median (a spike is not a cost)."""
+    ordered = sorted(values)
+    limit = factor * ordered[len(ordered) // 2]
+    kept = [v for v in ordered if v <= limit]
+    return sum(kept) / len(kept)
 
 
 def _geometric_sum(alpha: float, k: int) -> float:
