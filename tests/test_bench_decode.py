@@ -104,6 +104,7 @@ def test_report_is_complete_and_consistent(report):
         assert set(report["adaptive"][name]) == {"lookup", "model"}
         for summary in report["adaptive"][name].values():
             assert sum(summary["modes"].values()) == summary["rounds"] > 0
+    assert set(report["provenance_per_prompt"]) == set(report["outputs"])
     assert set(report["goals"]) >= {
         "copy-heavy lookup speedup", "free text default speedup", "free text output is not a loop"
     }  # fmt: skip

@@ -314,7 +314,7 @@ def summarise_adaptive(runs: list[Run]) -> dict:
 
 def summarise(runs, reference, scenarios, settings: Settings, prompts: dict) -> dict:
     """The results part of the report: per scenario, per method; adaptive; provenance."""
-    results, adaptive, provenance = [], {}, {}
+    results, adaptive, provenance, per_prompt = [], {}, {}, {}
     for scenario in scenarios:
         mine = [run for run in runs if run.scenario == scenario.name]
         greedy_runs = [run for run in mine if run.method.drafter is None]
@@ -327,9 +327,16 @@ def summarise(runs, reference, scenarios, settings: Settings, prompts: dict) -> 
         labels = []
         for prompt_id, tokens in reference.items():
             if prompt_id[0] == scenario.name:
-                labels += output_provenance(prompts[prompt_id], tokens, settings.min_span)
+                mine = output_provenance(prompts[prompt_id], tokens, settings.min_span)
+                per_prompt[f"{prompt_id[0]} / {prompt_id[1]}"] = provenance_fractions(mine)
+                labels += mine
         provenance[scenario.name] = provenance_fractions(labels) | {"tokens": len(labels)}
-    return {"results": results, "adaptive": adaptive, "provenance": provenance}
+    return {
+        "results": results,
+        "adaptive": adaptive,
+        "provenance": provenance,
+        "provenance_per_prompt": per_prompt,  # to find the prompt a model loops on
+    }
 
 
 def check_goals(results: list[dict]) -> dict:
