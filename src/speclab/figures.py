@@ -981,7 +981,9 @@ def k_speedup_figure(report: dict) -> Figure:
                     top = max(top, adaptive["speedup"])
             ax.axhline(1.0, color="#8C8C8C", ls=":", lw=2)
             ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            ks = sorted({r["k"] for r in _rows(report, name) if r["drafter"] != "none"})
+            ax.set_xticks(ks, [str(k) for k in ks])
+            ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
             ax.set_xlabel("k (drafts per round)")
             ax.set_title(name, loc="left")
             _tidy(ax)
@@ -1073,6 +1075,7 @@ def acceptance_measures_figure(report: dict, method: str = "lookup k=8") -> Figu
         right.bar(x + 0.2, eq1, 0.4, color="white", hatch="..", edgecolor="black",
                   label=f"Eq. 1 from \u03b1, k = {k}")  # fmt: skip
         right.set_ylabel("tokens per round")
+        right.set_ylim(0, float(np.nanmax(np.r_[mean_length, eq1, 1.0])) * 1.35)  # legend room
         for ax in (left, right):
             ax.set_xticks(x, names)
             ax.legend(loc="upper right", fontsize=12)
