@@ -648,7 +648,7 @@ def add_arguments(parser):
     )
     parser.add_argument("--greedy-tokens", type=int, default=128, help="tokens per greedy run")
     parser.add_argument("--blas-threads", type=int, default=None,
-                        help="limit BLAS threads (default: the library's own choice)")  # fmt: skip
+                        help="limit BLAS threads (default: forward the library's choice, decode 1)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
     parser.add_argument("--quick", action="store_true", help="few settings and rounds (for tests)")
     parser.add_argument("--out", type=Path, default=Path("build/bench"),
