@@ -226,3 +226,14 @@ def test_loss_reasons():
         "low acceptance",
         "verify and overhead",
     }
+
+
+def test_copy_goal_says_whether_the_output_was_a_copy_or_a_loop():
+    goals = {"copy-heavy lookup speedup": {"value": 3.0, "goal": ">= 2.5", "met": True}}
+    looped = bench_decode.copy_note(goals, {"copy-heavy": {"prompt": 0.1, "loop": 0.8}})
+    assert "loop" in looped["copy-heavy lookup speedup"]["note"]
+    assert looped["copy-heavy lookup speedup"]["met"]  # the speed goal itself is unchanged
+    copied = bench_decode.copy_note(goals, {"copy-heavy": {"prompt": 0.9, "loop": 0.0}})
+    assert "note" not in copied["copy-heavy lookup speedup"]
+    assert copied["copy-heavy lookup speedup"]["output_copied_from_prompt"] == 0.9
+    assert bench_decode.copy_note({}, {}) == {}
