@@ -15,12 +15,13 @@ a plain greedy step") and tells it what happened after (`update(drafted, accepte
   from an estimate of alpha (the acceptance seen so far, recent rounds weighing more) and a
   cost model in plain target steps, counting only the drafts the drafter actually offered
   in recent rounds (a lookup's match often runs out before k). Where even the best k is
-  predicted to lose (speedup
-  below 1), it switches drafting off and probes again now and then, waiting twice as long
-  after each probe that does not pay. The cost model is either given (`CostModel`,
-  measured beforehand) or learned while decoding from the policy's own clock: it times one
-  plain step early on and every drafting round, and so learns what a drafted token costs
-  with this drafter on this machine.
+  predicted to lose (speedup below 1), it switches drafting off and probes again now and
+  then, waiting twice as long after each probe that does not pay. The cost model is either
+  given (`CostModel`, measured beforehand) or learned while decoding from the policy's own
+  clock: it times a plain step early on (and every 32 rounds) and every drafting round, and
+  fits a round's extra cost as a part per round plus a part per draft, so it learns what
+  drafting costs with this drafter on this machine. The first round drafts without being
+  timed: a drafter's first call reads the whole prompt.
 
 alpha is estimated as Leviathan's per-draft acceptance rate: under their model (each draft
 accepted independently with probability alpha, checked left to right until the first
