@@ -89,3 +89,13 @@ def test_common_prefix_length():
     assert common_prefix_length([1, 2, 3], [1, 2, 3, 4]) == 3
     assert common_prefix_length([1, 9, 3], [1, 2, 3]) == 1
     assert common_prefix_length([], [1]) == 0
+
+
+def test_lookup_checks_new_tokens_and_numpy_input():
+    drafter = PromptLookupDrafter()
+    assert drafter.propose(np.array([1, 2, 1], dtype=np.int32), 2) == [2, 1]
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        drafter.propose([1, 2, 1, 300], 2)
+    with pytest.raises(TypeError, match="not text"):
+        drafter.propose("abc", 2)
+    assert drafter.propose([1, 2, 1], 2) == [2, 1]  # still usable after the error

@@ -72,10 +72,16 @@ class PromptLookupDrafter:
             n: {} for n in range(self.min_ngram, self.max_ngram + 1)
         }
 
-    def _sync(self, tokens: list[int]):
-        """Index every n-gram that has a known follower; rebuild after a rollback."""
-        if common_prefix_length(self._tokens, tokens) < len(self._tokens):
+    def _sync(self, tokens):
+        """Index every n-gram that has a known follower; rebuild after a rollback.
+
+        Only the tokens past the part already indexed are checked and indexed, so a call
+        costs O(new tokens) Python work (the prefix comparison runs in C), not O(history).
+        """
+        tokens = tokens.tolist() if isinstance(tokens, np.ndarray) else list(tokens)
+        if tokens[: len(self._tokens)] != self._tokens:
             self.reset()  # the text changed under us: index it again from the start
+        as_token_list(tokens[len(self._tokens) :], "tokens")  # clear errors for bad new ids
         start = max(0, len(self._tokens) - 1)
         self._tokens = tokens
         for end in range(start, len(tokens) - 1):  # n-grams ending at `end`, followed by end + 1
@@ -85,8 +91,10 @@ class PromptLookupDrafter:
 
     def propose(self, tokens, k) -> list[int]:
         k = _check_k(k)
-        tokens = as_token_list(tokens)
-        self._sync(list(tokens))
+        if isinstance(tokens, (str, bytes)):
+            raise TypeError("tokens must be token ids, not text: use speclab.tokenizer.encode")
+        self._sync(tokens)
+        tokens = self._tokens
         if k == 0:
             return []
         for n in range(self.max_ngram, self.min_ngram - 1, -1):
