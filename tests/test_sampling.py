@@ -651,3 +651,23 @@ def test_chi_square_with_a_single_possible_outcome():
     assert chi_square_test([0, 40, 0], [0.0, 1.0, 0.0]).p_value == 1.0
     assert chi_square_test([1, 39, 0], [0.0, 1.0, 0.0]).p_value == 0.0
     assert chi_square_two_sample([0, 5], [0, 9]).p_value == 1.0
+
+
+def test_default_adaptive_policy_reruns_identically_when_sampling(tiny_pair):
+    """adaptive=True (the default) must not let the clock change the random draws."""
+    target, draft = tiny_pair
+    prompt = encode("abcabcab")
+    runs = [
+        speculative_decode(
+            target,
+            ModelDrafter(draft),
+            prompt,
+            30,
+            4,
+            temperature=1.0,
+            rng=np.random.default_rng(3),
+        )
+        for _ in range(3)
+    ]
+    assert runs[0].tokens == runs[1].tokens == runs[2].tokens
+    assert [r.drafted for r in runs[0].rounds] == [r.drafted for r in runs[2].rounds]

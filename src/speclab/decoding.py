@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from speclab.acceptance import accept
-from speclab.adaptive import AdaptiveK, FixedK
+from speclab.adaptive import AdaptiveK, CostModel, FixedK
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
 from speclab.sampling import SamplingSettings, one_hot, sampling_distribution, speculative_step
@@ -259,8 +259,10 @@ def speculative_decode(
     overrides both.
     temperature > 0: speculative sampling (lesson 07), with the same settings applied to
     target and draft; the output has the distribution of `greedy_decode(..., temperature)`.
-    The same seed gives the same tokens when each round's k is reproducible (adaptive=False,
-    or a policy that does not time rounds): another k consumes the random draws differently.
+    The same seed gives the same tokens: when sampling, the default adaptive policy uses a
+    fixed cost model (`CostModel()`) instead of timing rounds, because another k would consume
+    the random draws differently. (In greedy mode the timed policy may pick other k from run
+    to run; the tokens are the same whatever k is.)
     rule: the accept/resample function when sampling; lesson 07 passes the alternatives of
     speclab.sampling (draw_and_match_step, biased_resample_step) to compare them.
     """
@@ -268,8 +270,10 @@ def speculative_decode(
     k = _check_int(k, "k", 1)
     if drafter is None or not callable(getattr(drafter, "propose", None)):
         raise TypeError("drafter must have a propose(tokens, k) method")
-    if policy is None:
-        policy = AdaptiveK(k) if adaptive else FixedK(k)
     settings = _sampling(temperature, top_k, top_p, rng)
+    if policy is None and adaptive:
+        policy = AdaptiveK(k) if settings is None else AdaptiveK(k, cost=CostModel())
+    elif policy is None:
+        policy = FixedK(k)
     method = "speculative" if settings is None else "speculative sampling"
     return _run(model, prompt, max_new_tokens, drafter, policy, stop, method, settings, rng, rule)
