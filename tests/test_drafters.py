@@ -59,6 +59,8 @@ def test_lookup_no_match_and_bad_settings():
         PromptLookupDrafter(max_ngram=1, min_ngram=2)
     with pytest.raises(ValueError, match="positive"):
         PromptLookupDrafter(max_ngram=0)
+    with pytest.raises(ValueError, match="longer than 15"):
+        PromptLookupDrafter(max_ngram=16)
     with pytest.raises(TypeError):
         PromptLookupDrafter().propose([1, 2], 2.0)
 

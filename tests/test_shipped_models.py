@@ -9,7 +9,7 @@ import pytest
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
 from speclab.paths import weights_dir
-from speclab.weights import load_draft, load_target
+from speclab.weights import load_draft, load_target, param_shapes
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +69,17 @@ def test_float32_cache_agrees_within_float32_tolerance():
     steps = np.concatenate([forward(model.params, model.config, [t], cache) for t in tokens])
     assert full.dtype == np.float32
     np.testing.assert_allclose(steps, full, atol=1e-3)
+
+
+def test_readme_states_the_shipped_models_figures(target):
+    """The README's model section quotes the weights files' own records, not typed-in guesses."""
+    from speclab.paths import repo_root
+
+    readme = (repo_root() / "README.md").read_text(encoding="utf-8")
+    for model in (target, load_draft()):
+        meta = model.meta
+        assert f"{meta['val_bits_per_byte']:.2f} bits per byte" in readme, model.name
+        assert f"{meta['trained_steps']:,} steps" in readme, model.name
+        assert f"{meta['training_seconds'] / 60:.0f} minutes" in readme, model.name
+        n_params = sum(int(np.prod(shape)) for shape in param_shapes(model.config).values())
+        assert f"({n_params:,} parameters)" in readme, model.name

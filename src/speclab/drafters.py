@@ -59,6 +59,8 @@ class PromptLookupDrafter:
         for name, value in (("max_ngram", max_ngram), ("min_ngram", min_ngram)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if value > 15:
+                raise ValueError(f"{name} = {value}: n-grams longer than 15 tokens are not indexed")
         if min_ngram > max_ngram:
             raise ValueError(f"min_ngram {min_ngram} is larger than max_ngram {max_ngram}")
         self.max_ngram, self.min_ngram = int(max_ngram), int(min_ngram)
@@ -67,10 +69,9 @@ class PromptLookupDrafter:
 
     def reset(self):
         self._tokens: list[int] = []
-        # n -> {n-gram: index of the token that followed its latest occurrence}
-        self._index: dict[int, dict[tuple, int]] = {
-            n: {} for n in range(self.min_ngram, self.max_ngram + 1)
-        }
+        # one dictionary for every n: key (n, the n tokens packed into one int) -> index of
+        # the token that followed the n-gram's latest occurrence
+        self._index: dict[int, int] = {}
 
     def _sync(self, tokens):
         """Index every n-gram that has a known follower; rebuild after a rollback.
@@ -84,10 +85,19 @@ class PromptLookupDrafter:
         as_token_list(tokens[len(self._tokens) :], "tokens")  # clear errors for bad new ids
         start = max(0, len(self._tokens) - 1)
         self._tokens = tokens
+        index, min_n, max_n = self._index, self.min_ngram, self.max_ngram
         for end in range(start, len(tokens) - 1):  # n-grams ending at `end`, followed by end + 1
-            for n, index in self._index.items():
-                if end + 1 >= n:
-                    index[tuple(tokens[end + 1 - n : end + 1])] = end + 1
+            packed = 0  # the n-gram as one int: 8 bits a token, the newest in the lowest bits
+            for n in range(1, min(max_n, end + 1) + 1):
+                packed |= tokens[end + 1 - n] << (8 * (n - 1))
+                if n >= min_n:
+                    index[packed << 4 | n] = end + 1  # n < 16 in the low 4 bits of the key
+
+    def _lookup(self, tokens: list[int], n: int) -> int | None:
+        packed = 0
+        for i in range(1, n + 1):
+            packed |= tokens[-i] << (8 * (i - 1))
+        return self._index.get(packed << 4 | n)
 
     def propose(self, tokens, k) -> list[int]:
         k = _check_k(k)
@@ -100,7 +110,7 @@ class PromptLookupDrafter:
         for n in range(self.max_ngram, self.min_ngram - 1, -1):
             if len(tokens) < n + 1:
                 continue
-            follower = self._index[n].get(tuple(tokens[-n:]))
+            follower = self._lookup(tokens, n)
             if follower is not None:
                 return continuation(tokens, follower, k)
         return []

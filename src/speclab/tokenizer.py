@@ -20,6 +20,9 @@ def encode(text: str) -> list[int]:
 
 def as_token_list(tokens, name: str = "tokens") -> list[int]:
     """A list of ints or a 1-D integer numpy array -> list[int] of ids in 0..255 (checked)."""
+    if type(tokens) is list and all(type(t) is int for t in tokens):  # the common case, fast
+        if not tokens or (min(tokens) >= 0 and max(tokens) < N_VOCAB):
+            return list(tokens)
     if isinstance(tokens, np.ndarray):
         if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
             raise ValueError(
