@@ -10,6 +10,7 @@ import math
 import re
 
 import pytest
+from lesson_tables import cells, checked_tables, close  # a helper in tests/
 
 from speclab.bench import (
     break_even_alpha,
@@ -25,34 +26,6 @@ from speclab.paths import repo_root
 LESSONS = repo_root() / "lessons"
 HANDOUT = LESSONS / "04_why_decoding_is_slow.md"
 KEY = LESSONS / "answers" / "04_why_decoding_is_slow.md"
-
-
-def cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def checked_tables(text: str, marker: str = "check04") -> dict[str, list[list[str]]]:
-    """NAME -> data rows of the table after each `<!-- marker: NAME -->`."""
-    tables: dict[str, list[list[str]]] = {}
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        found = re.fullmatch(rf"<!-- {marker}: (\w+) -->", line.strip())
-        if not found:
-            continue
-        body = []
-        for row in lines[index + 1 :]:
-            if not row.startswith("|"):
-                break
-            body.append(row)
-        assert len(body) >= 3, f"the table after {line} needs a header, a rule and rows"
-        tables.setdefault(found.group(1), []).extend(cells(row) for row in body[2:])
-    return tables
-
-
-def close(shown: str, exact: float) -> bool:
-    """A number shown with its decimals agrees with the exact value to that precision."""
-    decimals = len(shown.split(".")[1]) if "." in shown and "e" not in shown else 0
-    return abs(float(shown) - exact) <= 0.5 * 10**-decimals + 1e-12
 
 
 def check_weights(row):
@@ -141,7 +114,7 @@ CHECKS = {  # name -> (checker, number of input columns)
 
 
 def key_tables():
-    return checked_tables(KEY.read_text(encoding="utf-8"))
+    return checked_tables(KEY.read_text(encoding="utf-8"), marker="check04")
 
 
 def test_every_lesson_04_check_is_present():

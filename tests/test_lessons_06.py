@@ -5,9 +5,8 @@ The key marks its tables with `<!-- check06: NAME -->` (checked here) or `<!-- c
 (a direct sum or a scan) and compares it with the library function the notebook uses.
 """
 
-import re
-
 import pytest
+from lesson_tables import cells, checked_tables, close  # a helper in tests/
 
 from speclab.adaptive import CostModel, best_k
 from speclab.bench import break_even_alpha, speedup_with_verify_cost
@@ -18,33 +17,6 @@ from speclab.paths import repo_root
 LESSONS = repo_root() / "lessons"
 HANDOUT = LESSONS / "06_benefit_boundary.md"
 KEY = LESSONS / "answers" / "06_benefit_boundary.md"
-
-
-def cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def checked_tables(text: str, marker: str = "check06") -> dict[str, list[list[str]]]:
-    """NAME -> data rows of the table after each `<!-- marker: NAME -->`."""
-    tables: dict[str, list[list[str]]] = {}
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        found = re.fullmatch(rf"<!-- {marker}: (\w+) -->", line.strip())
-        if not found:
-            continue
-        body = []
-        for row in lines[index + 1 :]:
-            if not row.startswith("|"):
-                break
-            body.append(row)
-        assert len(body) >= 3, f"the table after {line} needs a header, a rule and rows"
-        tables.setdefault(found.group(1), []).extend(cells(row) for row in body[2:])
-    return tables
-
-
-def close(shown: str, exact: float) -> bool:
-    decimals = len(shown.split(".")[1]) if "." in shown else 0
-    return abs(float(shown) - exact) <= 0.5 * 10**-decimals + 1e-12
 
 
 def tokens_per_round(alpha: float, k: int) -> float:
@@ -111,7 +83,7 @@ CHECKS = {  # name -> (checker, number of input columns)
 
 
 def key_tables():
-    return checked_tables(KEY.read_text(encoding="utf-8"))
+    return checked_tables(KEY.read_text(encoding="utf-8"), marker="check06")
 
 
 def test_every_lesson_06_check_is_present():
