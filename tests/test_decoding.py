@@ -154,3 +154,29 @@ def test_numpy_inputs(models):
         greedy_decode(target, prompt, np.int64(3)).tokens
         == greedy_decode(target, [3, 4, 5], 3).tokens
     )
+
+
+def test_drafter_reads_the_prompt_during_prefill(models):
+    target, draft = models
+
+    class Recorder(PromptLookupDrafter):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def prepare(self, tokens):
+            self.calls.append(("prepare", list(tokens)))
+            super().prepare(tokens)
+
+        def propose(self, tokens, k):
+            self.calls.append(("propose", len(tokens)))
+            return super().propose(tokens, k)
+
+    prompt = list(b"abcabcabc")
+    recorder = Recorder()
+    result = speculative_decode(target, recorder, prompt, 6, 3)
+    assert recorder.calls[0] == ("prepare", prompt)
+    assert all(kind == "propose" for kind, _ in recorder.calls[1:])
+    drafter = ModelDrafter(draft)
+    result = speculative_decode(target, drafter, prompt, 6, 3, adaptive=False)
+    assert result.draft_forwards == drafter.forwards - 1  # the prefill forward is not a round's

@@ -182,6 +182,8 @@ def _run(
     cache = KVCache(model.config, dtype=model.params["wte"].dtype)
     if len(prompt) > 1:  # the cache holds everything but the last token, which each round feeds
         forward(model.params, model.config, prompt[:-1], cache)
+    if drafter is not None and callable(getattr(drafter, "prepare", None)):
+        drafter.prepare(prompt)  # the drafter reads the prompt once, as the target just did
     result.prefill_seconds = time.perf_counter() - started
     draft_forwards_before = getattr(drafter, "forwards", 0)
     output: list[int] = []

@@ -3,7 +3,9 @@
 A drafter has one method, `propose(tokens, k) -> list[int]`: given the whole accepted
 sequence so far (prompt + output), up to k guesses for what comes next (maybe none).
 A drafter with state brings itself in step with `tokens` on every call, so a decoder never
-tells it about rollbacks: it only ever shows the drafter the accepted text.
+tells it about rollbacks: it only ever shows the drafter the accepted text. A drafter may also
+offer `prepare(prompt)`, which the decoders call once during prefill so that reading the
+prompt is not charged to the first round.
 
 - `PromptLookupDrafter`: the source's "look back in the history" (prompt lookup decoding,
   Saxena 2023; Hugging Face's `prompt_lookup_num_tokens`, vLLM's n-gram speculator,
@@ -93,6 +95,10 @@ class PromptLookupDrafter:
                 if n >= min_n:
                     index[packed << 4 | n] = end + 1  # n < 16 in the low 4 bits of the key
 
+    def prepare(self, tokens) -> None:
+        """Index a prompt before decoding starts (the decoder counts it as prefill)."""
+        self._sync(tokens)
+
     def _lookup(self, tokens: list[int], n: int) -> int | None:
         packed = 0
         for i in range(1, n + 1):
@@ -158,6 +164,12 @@ class ModelDrafter:
         self.forwards += 1
         self._fed = list(tokens)
         return logits[-1]
+
+    def prepare(self, tokens) -> None:
+        """Read a prompt into the draft model's cache before decoding starts (prefill)."""
+        tokens = as_token_list(tokens)
+        if tokens:
+            self._catch_up(tokens)
 
     def propose(self, tokens, k) -> list[int]:
         k = _check_k(k)
