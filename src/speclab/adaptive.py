@@ -14,7 +14,7 @@ a plain greedy step") and tells it what happened after (`update(drafted, accepte
 
   from an estimate of alpha (the acceptance seen so far, recent rounds weighing more) and a
   cost model in plain target steps, counting only the drafts the drafter actually offered
-  in recent rounds (a lookup's match often runs out before k). Where even the best k is
+  in recent rounds (a lookup offers none where it finds no match). Where even the best k is
   predicted to lose (speedup below 1), it switches drafting off and probes again now and
   then, waiting twice as long after each probe that does not pay. The cost model is either
   given (`CostModel`, measured beforehand) or learned while decoding from the policy's own
@@ -209,7 +209,7 @@ class AdaptiveK:
     def predicted(self, k: int, alpha: float, cost: CostModel) -> float:
         """Predicted speedup of asking for k drafts, given what the drafter recently offered.
 
-        A lookup drafter often offers fewer than k (its match runs out): each recent round
+        A drafter may offer fewer than k (a lookup finds no match; the window ends): each round
         caps the drafts at what it offered, and Eq. 1 and the round cost use min(k, cap).
         Plain Python floats: this runs before every round, so it must cost microseconds.
         """
