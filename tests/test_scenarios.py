@@ -54,6 +54,20 @@ def test_shipped_scenarios():
     assert len(prompts_sha256(scenarios)) == 64
 
 
+def test_free_text_prompts_are_picked_from_the_candidates():
+    """benchmarks/pick_free_text.py ranks the candidates; the scenario takes some of them."""
+    candidates = load_scenario(prompts_dir() / "candidates" / "free_text.toml")
+    by_id = {p.id: p for p in candidates.prompts}
+    free_text = load_scenarios(names=["free text"])[0]
+    for prompt in free_text.prompts:
+        assert prompt.id in by_id, prompt.id
+        assert (prompt.text, prompt.max_new_tokens) == (
+            by_id[prompt.id].text,
+            by_id[prompt.id].max_new_tokens,
+        )
+    assert len(candidates.prompts) > len(free_text.prompts)
+
+
 def test_counting_prompts_count():
     counting = load_scenarios(names=["counting"])[0]
     for prompt in counting.prompts:

@@ -1,0 +1,61 @@
+"""Rank the free-text candidates by how much of the shipped target's greedy output is a loop.
+
+Issue 5 asks for free-text prompts on which the model does not simply loop. This decodes every
+prompt in data/prompts/candidates/free_text.toml greedily with the shipped target, labels each
+output token as copied from the prompt, a loop of the model's own text, or new (the labels
+`speclab bench` reports), and prints the candidates from least to most looping. The free-text
+scenario (data/prompts/04_free_text.toml) takes the least looping ones.
+
+Run: .venv/bin/python benchmarks/pick_free_text.py [--out build/bench/free_text_candidates.csv]
+"""
+
+import argparse
+import csv
+from pathlib import Path
+
+from speclab.decoding import greedy_decode
+from speclab.paths import prompts_dir
+from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
+from speclab.tokenizer import decode, encode
+from speclab.weights import load_target
+
+
+def rank(model, scenario) -> list[dict]:
+    rows = []
+    for prompt in scenario.prompts:
+        tokens = encode(prompt.text)
+        output = greedy_decode(model, tokens, prompt.max_new_tokens).tokens
+        shares = provenance_fractions(output_provenance(tokens, output))
+        rows.append({"id": prompt.id, **shares, "output": decode(output)})
+    return sorted(rows, key=lambda row: (row["loop"], row["id"]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--candidates", type=Path, default=prompts_dir() / "candidates" / "free_text.toml"
+    )
+    parser.add_argument("--out", type=Path, default=Path("build/bench/free_text_candidates.csv"))
+    args = parser.parse_args()
+    model = load_target()
+    rows = rank(model, load_scenario(args.candidates))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(
+        f"target: {model.meta.get('trained_steps')} steps, {model.meta.get('val_bits_per_byte')} bits/byte"
+    )
+    print(f"{'candidate':18} {'loop':>5} {'prompt':>6} {'new':>5}  greedy output (start)")
+    for row in rows:
+        print(
+            f"{row['id']:18} {row['loop']:5.0%} {row['prompt']:6.0%} {row['new']:5.0%}  "
+            f"{row['output'][:60]!r}"
+        )
+    print(f"written: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
