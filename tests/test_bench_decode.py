@@ -140,6 +140,30 @@ def test_save_and_load(report, tmp_path):
         load_report(tmp_path / "other.json")
 
 
+def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
+    import speclab.paths
+
+    monkeypatch.setattr(speclab.paths, "repo_root", lambda: tmp_path)  # data_dir() follows it
+    own, shipped = tmp_path / "build/bench/decode.json", tmp_path / "data/bench/decode.json"
+
+    def write(path, quick):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"benchmark": "decode", "settings": {"quick": quick}}
+        path.write_text(json.dumps(record), encoding="utf-8")
+
+    assert bench_decode.saved_report_path() is None
+    write(shipped, quick=False)
+    assert bench_decode.saved_report_path() == shipped
+    write(own, quick=True)  # `speclab bench decode --quick` writes here too: not a full run
+    assert bench_decode.saved_report_path() == shipped
+    own.write_text("{ cut off", encoding="utf-8")  # an interrupted write: not shown
+    assert bench_decode.saved_report_path() == shipped
+    write(own, quick=False)  # `make bench`
+    assert bench_decode.saved_report_path() == own
+    shipped.unlink()
+    assert bench_decode.saved_report_path() == own
+
+
 def test_a_wrong_output_is_reported(models, prompts, monkeypatch):
     real = bench_decode.speculative_decode
 

@@ -520,13 +520,26 @@ def loss_reason(row: dict) -> str | None:
 
 
 def saved_report_path() -> Path | None:
-    """A full report saved in the clone (data/bench/ or build/bench/decode.json), if any."""
+    """The full decode report lesson 06 shows, if the clone has one.
+
+    A learner's own full run (`make bench` writes build/bench/decode.json) comes first, so a
+    class sees its own machine; a `--quick` run there does not count. Otherwise the report
+    shipped in data/bench/, measured on a quiet machine.
+    """
     from speclab.paths import data_dir, repo_root
 
-    for path in (data_dir() / "bench" / "decode.json", repo_root() / "build/bench/decode.json"):
-        if path.is_file():
-            return path
-    return None
+    own = repo_root() / "build" / "bench" / "decode.json"
+    if own.is_file() and _is_full_run(own):
+        return own
+    shipped = data_dir() / "bench" / "decode.json"
+    return shipped if shipped.is_file() else None
+
+
+def _is_full_run(path: Path) -> bool:
+    try:
+        return not load_report(path)["settings"]["quick"]
+    except (OSError, ValueError, KeyError):  # unreadable, or not a decode report
+        return False
 
 
 def load_report(path) -> dict:
