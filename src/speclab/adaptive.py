@@ -71,7 +71,7 @@ class PlusTwoMinusOne:
             self.k = max(1, self.k - 1)
 
 
-PRIOR_PER_DRAFT = 0.05  # before any timing: lesson 04's 5 positions cost about 1.2 plain steps
+PRIOR_PER_DRAFT = 0.05  # before any timing only; the policy then learns the real cost
 
 
 @dataclass(frozen=True)
