@@ -11,6 +11,7 @@ import re
 import string
 
 import pytest
+from lesson_tables import cells, checked_tables  # a helper in tests/
 
 from speclab.acceptance import InvalidGuess, accept, verify_on_path
 from speclab.counting import (
@@ -26,24 +27,6 @@ LESSONS = repo_root() / "lessons"
 HANDOUTS = sorted(LESSONS.glob("0*.md"))
 BLANKS = {"(empty)": "", "none": "", "none (end)": ""}
 BOARD_CHECK_COST = 2  # lesson 01, exercise 5: a whole board costs two single checks
-
-
-def cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def tables_after_markers(text: str) -> dict[str, list[list[str]]]:
-    """NAME -> data rows of the Markdown table that follows `<!-- check: NAME -->`."""
-    tables: dict[str, list[list[str]]] = {}
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        marker = re.fullmatch(r"<!-- check: (\w+) -->", line.strip())
-        if not marker:
-            continue
-        body = list(itertools.takewhile(lambda row: row.startswith("|"), lines[index + 1 :]))
-        assert len(body) >= 3, f"the table after {line} needs a header, a rule and rows"
-        tables.setdefault(marker.group(1), []).extend(cells(row) for row in body[2:])
-    return tables
 
 
 def all_table_rows(text: str) -> list[list[str]]:
@@ -188,7 +171,7 @@ def test_there_are_handouts_for_lessons_01_to_03():
 
 @pytest.mark.parametrize("handout", HANDOUTS, ids=lambda path: path.name)
 def test_answer_key_numbers_agree_with_the_code(handout):
-    tables = tables_after_markers(answer_key(handout).read_text(encoding="utf-8"))
+    tables = checked_tables(answer_key(handout).read_text(encoding="utf-8"), marker="check")
     assert tables, f"{answer_key(handout).name} has no checked table"
     for name, rows in tables.items():
         checker, _ = CHECKS[name]
@@ -204,7 +187,7 @@ def test_handout_does_not_contain_its_answers(handout):
     text = handout.read_text(encoding="utf-8")
     assert "<!-- check" not in text
     handout_rows = all_table_rows(text)
-    tables = tables_after_markers(answer_key(handout).read_text(encoding="utf-8"))
+    tables = checked_tables(answer_key(handout).read_text(encoding="utf-8"), marker="check")
     matched = 0
     for name, rows in tables.items():
         _, n_inputs = CHECKS[name]
