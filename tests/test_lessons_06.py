@@ -5,6 +5,9 @@ The key marks its tables with `<!-- check06: NAME -->` (checked here) or `<!-- c
 (a direct sum or a scan) and compares it with the library function the notebook uses.
 """
 
+import json
+import re
+
 import pytest
 from lesson_tables import cells, checked_tables, close  # a helper in tests/
 
@@ -12,7 +15,7 @@ from speclab.adaptive import CostModel, best_k
 from speclab.bench import break_even_alpha, speedup_with_verify_cost
 from speclab.bench_decode import alpha_estimate
 from speclab.decoding import Round
-from speclab.paths import repo_root
+from speclab.paths import data_dir, repo_root
 
 LESSONS = repo_root() / "lessons"
 HANDOUT = LESSONS / "06_benefit_boundary.md"
@@ -130,3 +133,23 @@ def test_handout_formula_matches_the_code():
     text = HANDOUT.read_text(encoding="utf-8")
     assert "speedup = (1 + α + … + α^k) / (k · c + 1)" in text
     assert "speedup = (1 + α + … + α^k) / (k · c + r)" in text
+
+
+def test_quoted_report_figures_match_the_saved_report():
+    """The handout and teacher guide quote the saved report in data/bench/: when it is
+    re-measured, the prose must follow (about r to one decimal; the draft model's cost range)."""
+    forward = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
+    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    ratio = f"about {forward['ratio_5_to_1']['median']:.1f}"
+    handout = HANDOUT.read_text(encoding="utf-8")
+    guide = (LESSONS / "teacher-guide.md").read_text(encoding="utf-8")
+    assert f"measured {ratio} on its machine" in handout
+    assert f"saved report: {ratio} of one" in guide
+    costs = [
+        row["draft_cost_per_token"]
+        for row in decode["results"]
+        if row["drafter"] == "model" and row["draft_cost_per_token"]
+    ]
+    quoted = re.search(r"saved report measured (\d\.\d+) to (\d\.\d+)\)", handout)
+    assert quoted, "handout exercise 4 quotes the draft model's measured cost"
+    assert quoted.groups() == (f"{min(costs):.2f}", f"{max(costs):.2f}")
