@@ -1,19 +1,21 @@
-"""Print what the shipped models are: size, training, validation bits per byte, copying, and a
-greedy continuation of a Python prompt. Run: .venv/bin/python benchmarks/model_report.py
+"""Print what the shipped models are: size, training, validation bits per byte, copying (the
+copy gap and the copy test), and a greedy continuation of a Python prompt.
+Run: .venv/bin/python benchmarks/model_report.py
 """
 
 import numpy as np
 
 from speclab.decoding import greedy_decode
 from speclab.tokenizer import decode, encode
-from speclab.train import copy_score, held_out_functions, load_corpus
+from speclab.train import copy_gap, copy_probes, copy_score, held_out_functions, load_corpus
 from speclab.weights import load_draft, load_target
 
 PROMPT = "def is_even(number):\n    "
 
 
 def main():
-    functions = held_out_functions(load_corpus()["val"])
+    val = load_corpus()["val"]
+    functions = held_out_functions(val)
     for model in (load_target(), load_draft()):
         meta, config = model.meta, model.config
         n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))
@@ -22,11 +24,18 @@ def main():
             f"   trained {meta['trained_steps']} steps in {meta['training_seconds'] / 60:.1f} min; "
             f"validation {meta['val_bits_per_byte']} bits/byte; numpy {meta['numpy']}"
         )
+        for where, far in (("near the start", False), ("at 3/4 of the context", True)):
+            gap = copy_gap(model.params, config.n_head, copy_probes(val, config.n_ctx, far=far))
+            print(
+                f"   copy gap, repeat {where}: {gap['gap']:.2f} bits/byte "
+                f"(first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f})"
+            )
         copy = copy_score(model.params, config, functions)
         print(
             f"   copy test ({len(functions)} held-out functions, prompt = function + blank line + "
             f"its first line): bytes reproduced before the first mistake {copy['bytes_copied']} "
-            f"of {copy['bytes_to_copy']}; whole functions copied: {copy['functions_copied_whole']}"
+            f"of {copy['bytes_to_copy']}; whole functions copied: {copy['functions_copied_whole']}; "
+            f"median share reproduced {np.median(np.divide(copy['bytes_copied'], copy['bytes_to_copy'])):.0%}"
         )
         out = greedy_decode(model, encode(PROMPT), 80).tokens
         print(f"   greedy after {PROMPT!r}: {decode(out)!r}")

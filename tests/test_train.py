@@ -12,10 +12,14 @@ from speclab.train import (
     RECIPES,
     TrainConfig,
     copy_document,
+    copy_gap,
+    copy_probes,
     learning_rate,
     loss_and_grads,
     loss_and_grads_forward_only,
+    row_length,
     small_edit,
+    with_overrides,
 )
 from speclab.weights import flatten, init_params, load
 
@@ -137,3 +141,66 @@ def test_resume_with_another_recipe_is_a_clear_error(tmp_path):
     )
     assert result.returncode == 1
     assert "another recipe" in result.stderr and "Traceback" not in result.stderr
+
+
+VAL_TEXT = np.frombuffer(
+    b"".join(f"def f_{i}(a, b):\n    return a * {i} + b\n\n".encode() for i in range(400)),
+    dtype=np.uint8,
+)
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_copy_probes_repeat_a_snippet_after_a_blank_line(far):
+    n_ctx = 256
+    for text, first, second in copy_probes(VAL_TEXT, n_ctx, far=far):
+        assert len(text) <= n_ctx
+        assert text[first] == text[second] and len(text[first]) >= 30
+        assert text[first.stop : second.start] == b"\n\n" and second.stop == len(text)
+        if far:  # the repeat sits in the last quarter of the context, not near the start
+            assert second.start >= n_ctx // 2
+
+
+def test_copy_gap_matches_the_inference_forward():
+    """copy_gap's per-byte surprises, recomputed with speclab.gpt.forward (an independent
+    implementation of the same model) over the whole probe."""
+    config = GPTConfig(n_layer=2, n_head=2, n_embd=8, n_ctx=256)
+    params = init_params(config, np.random.default_rng(2), dtype=np.float64)
+    for value in flatten(params).values():
+        value += np.random.default_rng(3).standard_normal(value.shape) * 0.3
+    probes = copy_probes(VAL_TEXT, config.n_ctx, n=3)
+    bits = {"first": [], "second": []}
+    for text, first, second in probes:
+        logits = forward(params, config, list(text))  # [n, n_vocab]
+        log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+        for name, part in (("first", first), ("second", second)):
+            idx = np.arange(part.start, part.stop)
+            bits[name].append(-log_probs[idx - 1, list(text[part])].mean() / np.log(2))
+    got = copy_gap(params, config.n_head, probes)
+    assert got["first"] == pytest.approx(np.mean(bits["first"]), abs=1e-4)
+    assert got["gap"] == pytest.approx(np.mean(bits["first"]) - np.mean(bits["second"]), abs=2e-4)
+
+
+def test_rows_start_short_then_fill_the_context():
+    cfg = TrainConfig(n_ctx=1024, n_seq=256, short_steps=10)
+    assert [row_length(s, cfg) for s in (0, 9, 10, 500)] == [256, 256, 1024, 1024]
+
+
+def test_set_changes_a_field_and_names_a_bad_one():
+    cfg = with_overrides(RECIPES["target"], ["short_steps=0", "lr=1e-3", "steps=2e3"])
+    assert (cfg.short_steps, cfg.lr, cfg.steps) == (0, 1e-3, 2000)
+    with pytest.raises(ValueError, match="short_steps"):
+        with_overrides(cfg, ["shortsteps=3"])
+    with pytest.raises(ValueError, match="not a valid int"):
+        with_overrides(cfg, ["n_ctx=big"])
+
+
+def test_stop_at_stops_early_and_resumes_on_the_same_schedule(tmp_path):
+    run_dir, out = tmp_path / "run", tmp_path / "smoke.npz"
+    base = [sys.executable, "-m", "speclab", "train", "smoke", "--smoke"]
+    base += ["--run-dir", str(run_dir), "--out", str(out)]
+    subprocess.run(base + ["--stop-at", "3"], check=True, capture_output=True)
+    early = load(out)
+    assert early.meta["trained_steps"] == 3 and early.meta["recipe"]["steps"] == 6
+    assert "copy_gap" in early.meta and "copy_gap_far" in early.meta["history"][-1]
+    subprocess.run(base, check=True, capture_output=True)
+    assert [e["step"] for e in load(out).meta["history"]] == [3, 6]
