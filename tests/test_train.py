@@ -204,3 +204,48 @@ def test_stop_at_stops_early_and_resumes_on_the_same_schedule(tmp_path):
     assert "copy_gap" in early.meta and "copy_gap_far" in early.meta["history"][-1]
     subprocess.run(base, check=True, capture_output=True)
     assert [e["step"] for e in load(out).meta["history"]] == [3, 6]
+
+
+def run_train(*args):
+    command = [sys.executable, "-m", "speclab", "train", *map(str, args)]
+    env = {**__import__("os").environ, "TQDM_DISABLE": "1"}
+    return subprocess.run(command, capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b"not a zip file", "truncated", "no record"],
+)
+def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
+    run_dir = tmp_path / "run"
+    assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--stop-at", "3").returncode == 0
+    checkpoint = run_dir / "checkpoint.npz"
+    if damage == "truncated":
+        checkpoint.write_bytes(checkpoint.read_bytes()[:5000])
+    elif damage == "no record":
+        with np.load(checkpoint) as archive:
+            arrays = {k: archive[k] for k in archive.files if k != "record"}
+        np.savez(checkpoint, **arrays)
+    else:
+        checkpoint.write_bytes(damage)
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir)
+    assert result.returncode == 1, result.stderr
+    assert "damaged or not a speclab training checkpoint" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_contradicting_options_are_refused(tmp_path):
+    result = run_train("target", "--smoke", "--run-dir", tmp_path / "run")
+    assert result.returncode == 2 and "--smoke trains the tiny smoke recipe" in result.stderr
+    result = run_train("smoke", "--smoke", "--max-minutes", "-1", "--run-dir", tmp_path / "r")
+    assert result.returncode == 2 and "--max-minutes" in result.stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / "r").exists()
+
+
+def test_steps_at_or_below_the_checkpoint_export_it_as_it_is(tmp_path):
+    run_dir, out = tmp_path / "run", tmp_path / "out.npz"
+    assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--stop-at", "3").returncode == 0
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--steps", "2", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert load(out).meta["trained_steps"] == 3 and "nothing to train" in result.stdout
+    assert not list(run_dir.glob("*.tmp.npz"))

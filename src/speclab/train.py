@@ -25,6 +25,7 @@ import re
 import sys
 import sysconfig
 import time
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -487,22 +488,60 @@ def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
     }
     record = {"step": step, "rng": rng.bit_generator.state, "config": asdict(cfg), "log": log}
     tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays, record=np.array(json.dumps(record)))
-    tmp.replace(path)
+    try:
+        np.savez(tmp, **arrays, record=np.array(json.dumps(record)))
+        tmp.replace(path)  # the old checkpoint stays whole until the new one is
+    finally:
+        tmp.unlink(missing_ok=True)  # a failed write (disk full, Ctrl-C) leaves nothing behind
 
 
-def load_checkpoint(path: Path, n_layer: int):
-    with np.load(path, allow_pickle=False) as archive:
-        record = json.loads(str(archive["record"]))
-        part = {key: {} for key in ("param", "m", "v")}
-        for name in archive.files:
-            if "/" in name:
-                kind, key = name.split("/", 1)
-                part[kind][key] = archive[name]
-    rng = np.random.default_rng()
-    rng.bit_generator.state = record["rng"]
+def load_checkpoint(path: Path, cfg: TrainConfig):
+    """Parameters, AdamW state, step, generator and log of a run made with the recipe cfg.
+
+    Raises ValueError naming the problem for a damaged file or one made with another recipe
+    (only `steps` may differ), before any array is put together.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            record = json.loads(str(archive["record"]))
+            saved = {**record["log"]["config"], "steps": cfg.steps}
+            if saved != asdict(cfg):
+                changed = sorted(k for k in saved if saved[k] != asdict(cfg).get(k))
+                raise RecipeMismatch(
+                    f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
+                    "use a new --run-dir"
+                )
+            part = {key: {} for key in ("param", "m", "v")}
+            for name in archive.files:
+                if "/" in name:
+                    kind, key = name.split("/", 1)
+                    part[kind][key] = archive[name]
+            rng = np.random.default_rng()
+            rng.bit_generator.state = record["rng"]
+            step, log = int(record["step"]), record["log"]
+            params = unflatten(part["param"], cfg.n_layer)
+            flat = flatten(params)
+            for kind in ("m", "v"):
+                if set(part[kind]) != set(flat):
+                    raise ValueError(f"its AdamW state {kind!r} does not match the parameters")
+            for name, value in flat.items():
+                for kind in ("m", "v"):
+                    if part[kind][name].shape != value.shape:
+                        raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
+    except RecipeMismatch as error:
+        raise ValueError(str(error)) from None
+    except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError,
+            json.JSONDecodeError, zipfile.BadZipFile) as error:  # fmt: skip
+        raise ValueError(
+            f"{path} is damaged or not a speclab training checkpoint ({error}); "
+            "delete it or use a new --run-dir"
+        ) from None
     state = {"m": part["m"], "v": part["v"]}
-    return unflatten(part["param"], n_layer), state, record["step"], rng, record["log"]
+    return params, state, step, rng, log
+
+
+class RecipeMismatch(Exception):
+    """A checkpoint made with another recipe (kept apart from damage in load_checkpoint)."""
 
 
 def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes: float = 0,
@@ -524,9 +563,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         "far": copy_probes(corpus["val"], cfg.n_ctx, far=True),
     }
     if checkpoint.exists():
-        params, state, step, rng, log = load_checkpoint(checkpoint, cfg.n_layer)
-        if {**log["config"], "steps": cfg.steps} != asdict(cfg):  # only steps may change
-            raise ValueError(f"{checkpoint} was made with another recipe; use a new --run-dir")
+        params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
         log["config"] = asdict(cfg)
     else:
         rng = np.random.default_rng(cfg.seed)
@@ -534,6 +571,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
         step, log = 0, {"config": asdict(cfg), "history": [], "seconds": 0.0}
     flat_params = flatten(params)  # views into params: updates in place reach both
+    started_at_step = step
     started = time.perf_counter()
     seconds_before = log["seconds"]
     bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="train", unit="step")
@@ -574,6 +612,10 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         if out_of_time:
             break
     bar.close()
+    if out is not None and step == started_at_step and log["history"]:
+        # the checkpoint was already at or past the last step: export it as it is
+        bar.write(f"checkpoint already at step {step}: nothing to train, exported to {out}")
+        export(params, config, cfg, corpus["record"], log, out)
     return log
 
 
@@ -652,6 +694,13 @@ def run(args) -> int:
             print("speclab train: --steps must be at least 1", file=sys.stderr)
             return 2
         cfg = TrainConfig(**(asdict(cfg) | {"steps": args.steps}))
+    if args.smoke and args.recipe != "smoke":
+        print(f"speclab train: --smoke trains the tiny smoke recipe, not {args.recipe!r}; "
+              "drop --smoke or name the recipe 'smoke'", file=sys.stderr)  # fmt: skip
+        return 2
+    if args.max_minutes < 0:
+        print("speclab train: --max-minutes must be positive (0: no limit)", file=sys.stderr)
+        return 2
     if args.stop_at < 0:
         print("speclab train: --stop-at must be a step number (0: no early stop)", file=sys.stderr)
         return 2
