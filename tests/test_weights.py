@@ -1,5 +1,10 @@
+import io
 import json
+import os
+import time
+import tracemalloc
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -89,3 +94,186 @@ def test_no_pickle_needed(saved):
     with zipfile.ZipFile(path) as archive:
         meta = np.lib.format.read_array(archive.open("speclab_meta.npy"), allow_pickle=False)
     assert json.loads(str(meta))["config"]["n_embd"] == 8
+
+
+# --- hostile files (issue 13, item 6): refused from the zip directory and the .npy headers,
+# before any array is read, fast and in bounded memory ---------------------------------------
+
+
+def rewrite_members(path, members: dict):
+    """Replace or add raw zip members {"name.npy": bytes}, keeping the others as they are."""
+    with zipfile.ZipFile(path) as archive:
+        kept = {info.filename: archive.read(info) for info in archive.infolist()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in (kept | members).items():
+            archive.writestr(name, data)
+
+
+def npy_header(shape, descr="<f4") -> bytes:
+    """The bytes of a version 1.0 .npy header that claims an array of this shape."""
+    buffer = io.BytesIO()
+    header = {"descr": descr, "fortran_order": False, "shape": shape}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue()
+
+
+def with_config(path, **changes):
+    """Rewrite only the config in speclab_meta (the arrays stay as they are)."""
+    with np.load(path, allow_pickle=False) as archive:
+        record = json.loads(str(archive["speclab_meta"]))
+    record["config"] |= changes
+    buffer = io.BytesIO()
+    np.save(buffer, np.array(json.dumps(record)))
+    rewrite_members(path, {"speclab_meta.npy": buffer.getvalue()})
+
+
+def load_quickly(path, match):
+    """load(path) must raise ValueError matching `match` within a second, using little memory."""
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ValueError, match=match):
+            load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - started < 1.0
+    assert peak < 8 * 2**20, f"peak {peak / 2**20:.0f} MB"
+
+
+def test_a_plain_npy_file_is_named(tmp_path):
+    path = tmp_path / "wte.npy"
+    np.save(path, np.ones((256, 8), dtype=np.float32))
+    load_quickly(path, "a single .npy array, not an .npz")
+    renamed = tmp_path / "model.npz"  # the name does not matter, the contents do
+    path.rename(renamed)
+    load_quickly(renamed, "a single .npy array")
+
+
+@pytest.mark.parametrize("member", ["wpe", "speclab_meta"])
+def test_an_absurd_header_is_refused_before_reading(saved, member):
+    path, _ = saved
+    rewrite_members(path, {f"{member}.npy": npy_header((2**37,)) + b"\0" * 64})
+    load_quickly(path, member)
+
+
+def test_a_header_with_the_wrong_dtype_or_a_pickle_is_refused(saved):
+    path, _ = saved
+    rewrite_members(path, {"wpe.npy": npy_header((16, 8), descr="|O") + b"\0" * 64})
+    load_quickly(path, "'wpe' has dtype object")
+    rewrite_members(path, {"speclab_meta.npy": npy_header((3,), descr="<f8") + b"\0" * 24})
+    load_quickly(path, "speclab_meta")
+
+
+@pytest.fixture(scope="module")
+def zeros_deflated():
+    """64 MB of zero bytes, deflated to about 64 KB: the payload of a zip bomb."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chunk = bytes(2**20)
+    data = b"".join(compressor.compress(chunk) for _ in range(64)) + compressor.flush()
+    return data, 64 * 2**20, zlib.crc32(bytes(64 * 2**20))
+
+
+def add_bomb(path, name, zeros):
+    """Add a member `name` that inflates to 64 MB of zeros (written without inflating it)."""
+    data, size, crc = zeros
+    info = zipfile.ZipInfo(name)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(path, "a") as archive:
+        info.CRC, info.compress_size, info.file_size = crc, len(data), size
+        archive.fp.seek(archive.start_dir)
+        info.header_offset = archive.fp.tell()
+        archive.fp.write(info.FileHeader())
+        archive.fp.write(data)
+        archive.start_dir = archive.fp.tell()
+        archive.filelist.append(info)
+        archive.NameToInfo[name] = info
+        archive._didModify = True
+
+
+def test_a_zip_bomb_under_an_extra_key_is_never_inflated(saved, zeros_deflated):
+    path, _ = saved
+    add_bomb(path, "bomb.npy", zeros_deflated)
+    load_quickly(path, "unexpected parameter 'bomb'")
+
+
+@pytest.mark.parametrize("member", ["wpe.npy", "speclab_meta.npy"])
+def test_a_zip_bomb_under_a_real_key_is_refused_by_its_size(saved, zeros_deflated, member):
+    path, _ = saved
+    with zipfile.ZipFile(path) as archive:
+        kept = {i.filename: archive.read(i) for i in archive.infolist() if i.filename != member}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in kept.items():
+            archive.writestr(name, data)
+    add_bomb(path, member, zeros_deflated)
+    load_quickly(path, f"{member.removesuffix('.npy')}.*MB")
+
+
+def test_members_that_are_not_arrays_are_refused(saved):
+    path, _ = saved
+    rewrite_members(path, {"notes.txt": b"hello"})
+    load_quickly(path, "'notes.txt'")
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"n_layer": 10**8}, "n_layer = 100000000"),
+        ({"n_embd": 10**9, "n_head": 1}, "n_embd = 1000000000"),
+        ({"n_ctx": 10**9}, "n_ctx = 1000000000"),
+        ({"n_vocab": 300}, "n_vocab is 300.*256"),
+        ({"n_vocab": 255}, "n_vocab is 255"),
+        ({"n_layer": 2.5}, "n_layer must be a positive integer"),
+        ({"n_layer": "2"}, "n_layer must be a positive integer"),
+        ({"n_heads": 2}, "config"),
+    ],
+)
+def test_an_absurd_config_is_refused_before_any_array(saved, changes, match):
+    path, _ = saved
+    with_config(path, **changes)
+    load_quickly(path, match)
+
+
+def test_a_meta_that_is_not_a_record_is_refused(saved):
+    path, _ = saved
+    for record in ("[1, 2]", '"text"', "{", "[" * 100_000):
+        buffer = io.BytesIO()
+        np.save(buffer, np.array(record))
+        rewrite_members(path, {"speclab_meta.npy": buffer.getvalue()})
+        load_quickly(path, "speclab_meta")
+
+
+def test_a_damaged_member_names_itself(saved):
+    path, _ = saved
+    with zipfile.ZipFile(path) as archive:
+        data = archive.read("wpe.npy")
+    rewrite_members(path, {"wpe.npy": data[:-8]})  # the header says more than there is
+    load_quickly(path, "'wpe'.*truncated")
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("wpe.npy")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    raw[start + 40 : start + 48] = bytes(8)  # compressed bytes changed: a CRC or inflate error
+    path.write_bytes(bytes(raw))
+    load_quickly(path, "'wpe'")
+
+
+def test_what_is_not_a_regular_file_is_named(tmp_path):
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    load_quickly(fifo, "not a regular file")
+    load_quickly(tmp_path, "not a regular file")
+
+
+def test_the_shipped_models_still_load():
+    from speclab.weights import load_draft, load_target
+
+    for model in (load_target(), load_draft()):
+        assert model.config.n_vocab == 256 and model.meta["config"]["n_layer"] >= 1
+
+
+def test_parameter_count_is_what_param_shapes_holds():
+    from speclab.weights import parameter_count
+
+    for config in (CONFIG, GPTConfig(4, 4, 128, 1024), GPTConfig(1, 2, 64, 32)):
+        assert parameter_count(config) == sum(np.prod(s) for s in param_shapes(config).values())

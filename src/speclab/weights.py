@@ -3,20 +3,28 @@
 Used by every lesson from 04 on. A file holds one array per parameter, named as GPT-2
 names them, flattened with dots (`wte`, `wpe`, `h.0.ln_1.g`, `h.0.attn.c_attn.w`, ...,
 `ln_f.b`; linear weights [in, out]), plus one JSON string `speclab_meta` with the config
-(n_layer, n_head, n_embd, n_ctx, n_vocab) and how the weights were trained. Files are
-loaded with `allow_pickle=False` and every key, shape and dtype is checked against the
-config, so a damaged or foreign file fails with a message that names the problem.
+(n_layer, n_head, n_embd, n_ctx, n_vocab) and how the weights were trained.
+
+`load` trusts nothing in the file: it reads the zip directory first (member names, the
+sizes they declare), then the config (n_vocab must be the tokenizer's 256, sizes within
+`MAX_CONFIG` and `MAX_PARAMETERS`), then each array's .npy header (shape, dtype) before its
+data, and never unpickles. So a damaged, foreign or hostile file (a plain .npy, a header
+claiming 2^37 floats, a zip bomb) fails fast, in bounded memory, with a ValueError that
+names the problem.
 """
 
 import hashlib
 import json
+import math
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from speclab.gpt import GPTConfig
+from speclab.tokenizer import N_VOCAB
 
 META_KEY = "speclab_meta"
 
@@ -121,30 +129,179 @@ def check_params(flat: dict[str, np.ndarray], config: GPTConfig):
             raise ValueError(f"parameter {name!r} contains NaN or infinity")
 
 
-def load(path, dtype=np.float64) -> Model:
-    """Read and validate an .npz written by `save`; params are cast to dtype (float64 for decoding)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no weights file at {path}")
+# Limits a weights file must keep before anything is read. Far above what these lessons
+# train (the shipped target has 0.96 M parameters), far below what would exhaust memory.
+MAX_CONFIG = {"n_layer": 256, "n_head": 256, "n_embd": 16384, "n_ctx": 65536}
+MAX_PARAMETERS = 2**28  # 268 M: GPT-2 small's size fits; 2 GB as float64 is the most we load
+MAX_META_BYTES = 16 * 2**20  # the config and training record (the shipped ones: 0.25 MB)
+NPY_HEADER_BYTES = 2**16  # room for a member's .npy header on top of its data
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def parameter_count(config: GPTConfig) -> int:
+    """How many numbers param_shapes(config) holds, without building it."""
+    c = config.n_embd
+    per_block = 12 * c * c + 13 * c  # attention 4 c^2 + 4 c, MLP 8 c^2 + 5 c, two LayerNorms 4 c
+    return (config.n_vocab + config.n_ctx) * c + config.n_layer * per_block + 2 * c
+
+
+def config_problem(config: GPTConfig) -> str | None:
+    """Why speclab will not load a model of this config (None if it will)."""
+    if config.n_vocab != N_VOCAB:
+        return f"n_vocab is {config.n_vocab}, but the byte tokenizer has {N_VOCAB} tokens"
+    for name, most in MAX_CONFIG.items():
+        if getattr(config, name) > most:
+            return f"{name} = {getattr(config, name)} is above the limit of {most}"
+    if parameter_count(config) > MAX_PARAMETERS:
+        return f"{parameter_count(config):,} parameters is above the limit of {MAX_PARAMETERS:,}"
+    return None
+
+
+def _open_archive(path: Path) -> zipfile.ZipFile:
+    """The zip directory of an .npz; a plain .npy or any other file is named as such."""
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            flat = {name: archive[name] for name in archive.files}
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+        with path.open("rb") as handle:
+            if handle.read(len(NPY_MAGIC)) == NPY_MAGIC:
+                raise ValueError(
+                    f"{path.name} is a single .npy array, not an .npz weights file "
+                    "(`speclab.weights.save` writes a zip of named arrays)"
+                )
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
         raise ValueError(f"{path.name} is not a readable .npz weights file ({error})") from None
-    if META_KEY not in flat:
-        raise ValueError(f"{path.name} has no {META_KEY!r} entry: not a speclab weights file")
+
+
+def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """{array name: its zip entry}; every entry must be one uniquely named .npy array."""
+    members = {}
+    for info in archive.infolist():
+        name = info.filename.removesuffix(".npy")
+        if name == info.filename or info.is_dir():
+            raise ValueError(f"unexpected member {info.filename!r}: not an .npy array")
+        if name in members:
+            raise ValueError(f"member {info.filename!r} appears twice")
+        members[name] = info
+    if META_KEY not in members:
+        raise ValueError(f"no {META_KEY!r} entry: not a speclab weights file")
+    return members
+
+
+def _check_names_and_sizes(members: dict, config: GPTConfig, itemsize: int = 8):
+    """Every parameter present, none extra, none larger than its shape allows (zip bombs)."""
+    expected = param_shapes(config)
+    names = set(members) - {META_KEY}
+    missing, extra = sorted(set(expected) - names), sorted(names - set(expected))
+    if missing:
+        raise ValueError(f"weights file lacks parameter {missing[0]!r} ({len(missing)} missing)")
+    if extra:
+        raise ValueError(f"weights file has unexpected parameter {extra[0]!r} for this config")
+    for name, shape in expected.items():
+        most = math.prod(shape) * itemsize + NPY_HEADER_BYTES
+        _check_size(members[name], name, most)
+    return expected
+
+
+def _check_size(info: zipfile.ZipInfo, name: str, most: int):
+    """The size the zip directory declares, checked before the member is inflated."""
+    if info.file_size > most:
+        raise ValueError(
+            f"{name!r} claims {info.file_size / 2**20:.1f} MB, more than the "
+            f"{most / 2**20:.1f} MB it can need: a damaged file or a zip bomb"
+        )
+    if info.flag_bits & 0x1:
+        raise ValueError(f"{name!r} is encrypted")
+
+
+def _read_array(archive, info, name: str, shape: tuple | None, kind: str) -> np.ndarray:
+    """One member, its .npy header checked (shape, dtype kind) before its data is read.
+
+    shape None: any shape (checked by the caller); kind: "f" floating point, "U" text.
+    Pickled objects are refused by the dtype check and never unpickled.
+    """
     try:
-        meta = json.loads(str(flat.pop(META_KEY)))
+        with archive.open(info) as handle:
+            header_shape, fortran_order, dtype = _read_header(handle)
+            _check_header(name, header_shape, dtype, shape, kind)
+            nbytes = math.prod(header_shape) * dtype.itemsize
+            data = handle.read(nbytes)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as error:
+        raise ValueError(f"member {name!r} is damaged ({error})") from None
+    if len(data) != nbytes:
+        raise ValueError(f"member {name!r} is truncated: {len(data)} of {nbytes} bytes")
+    order = "F" if fortran_order else "C"
+    return np.frombuffer(data, dtype=dtype).reshape(header_shape, order=order)
+
+
+def _read_header(handle):
+    """(shape, fortran_order, dtype) from an .npy header; only the versions `np.save` writes."""
+    try:
+        version = np.lib.format.read_magic(handle)
+        if version == (1, 0):
+            return np.lib.format.read_array_header_1_0(handle)
+        if version == (2, 0):
+            return np.lib.format.read_array_header_2_0(handle)
+    except ValueError as error:
+        raise OSError(f"bad .npy header: {error}") from None
+    raise OSError(f".npy format version {version} is not supported")
+
+
+def _check_header(name: str, header_shape: tuple, dtype: np.dtype, shape, kind: str):
+    if dtype.hasobject or dtype.kind != kind:
+        wanted = "floating point" if kind == "f" else "text"
+        raise ValueError(f"parameter {name!r} has dtype {dtype}, expected {wanted}")
+    if shape is not None and header_shape != shape:
+        raise ValueError(f"parameter {name!r} has shape {header_shape}, config says {shape}")
+
+
+def _read_meta(archive, info) -> tuple[dict, GPTConfig]:
+    """The training record and the config it holds, checked before any parameter is read."""
+    _check_size(info, META_KEY, MAX_META_BYTES)
+    text = _read_array(archive, info, META_KEY, (), "U")
+    try:
+        meta = json.loads(str(text))
         config = GPTConfig(**meta["config"])
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
-        raise ValueError(f"{path.name}: cannot read the config in {META_KEY} ({error})") from None
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
+        raise ValueError(f"cannot read the config in {META_KEY} ({error})") from None
+    if problem := config_problem(config):
+        raise ValueError(f"the config in {META_KEY} is not loadable: {problem}")
+    return meta, config
+
+
+def load(path, dtype=np.float64) -> Model:
+    """Read and validate an .npz written by `save`; params are cast to dtype (float64 for decoding).
+
+    Checked in this order, so that a hostile file costs neither time nor memory: the file
+    kind, the zip directory (names, declared sizes), the config, then each array's .npy
+    header (shape, dtype) before its data. Every problem is a ValueError naming it.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no weights file at {path}")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a regular file: give an .npz weights file")
+    with _open_archive(path) as archive:
+        try:
+            members = _members(archive)
+            meta, config = _read_meta(archive, members.pop(META_KEY))
+            shapes = _check_names_and_sizes(members, config)
+            flat = {
+                name: _read_array(archive, members[name], name, shape, "f")
+                for name, shape in shapes.items()
+            }
+        except ValueError as error:
+            raise ValueError(f"{path.name}: {error}") from None
     check_params(flat, config)
     flat = {name: array.astype(dtype) for name, array in flat.items()}
     return Model(config, unflatten(flat, config.n_layer), meta, name=path.stem)
 
 
 def file_sha256(path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a file, read in chunks (a weights file may be large)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for chunk in iter(lambda: handle.read(2**20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def load_target(dtype=np.float64) -> Model:
