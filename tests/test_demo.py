@@ -150,6 +150,12 @@ def test_use_color_rules(monkeypatch):
         (["x" * 250, "--max-new-tokens", "10"], "exceeds the model's context window of 256"),
         (["x", "--max-new-tokens", "0"], "--max-new-tokens must be at least 1"),
         (["x", "--min-ngram", "3", "--max-ngram", "2"], "--min-ngram"),
+        (["x", "--max-ngram", "16"], "--max-ngram must be at most 15"),
+        (["x", "--min-ngram", "16", "--max-ngram", "20"], "--max-ngram must be at most 15"),
+        (["x", "--min-ngram", "0"], "--min-ngram"),
+        (["x", "--k", "1000000000"], "--k must be at most 64"),
+        (["ab\udcffcd"], "the prompt is not valid UTF-8 text (byte 0xff at character 3)"),
+        (["\ud800"], "the prompt is not valid UTF-8 text"),
     ],
 )
 def test_bad_arguments_give_one_line(weights, capsys, args, message):
@@ -169,6 +175,51 @@ def test_missing_or_broken_weights_give_one_line(tmp_path, capsys):
     assert main(["demo", "x", "--target", str(broken)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a readable .npz" in err[0]
+
+
+@pytest.fixture(scope="module")
+def short_draft(tmp_path_factory):
+    """A draft model that sees only 32 positions (the target sees 256)."""
+    path = tmp_path_factory.mktemp("short") / "short.npz"
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=32)
+    save(path, init_params(config, np.random.default_rng(3)), config)
+    return path
+
+
+@pytest.mark.parametrize(("prompt", "new"), [("abc" * 14, "20"), ("abc" * 5, "30")])
+def test_a_draft_model_with_a_short_context_is_named(weights, short_draft, capsys, prompt, new):
+    argv = ["demo", prompt, "--drafter", "model", "--max-new-tokens", new,
+            "--target", str(weights["target"]), "--draft", str(short_draft)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the draft model's context window of 32 tokens" in err[0]
+    # the lookup drafter needs no draft model: the same settings run
+    argv.remove("model")
+    argv.remove("--drafter")
+    assert main(argv) == 0
+
+
+def test_hostile_weights_give_one_line(weights, tmp_path, capsys):
+    plain = tmp_path / "plain.npy"
+    np.save(plain, np.ones(3))
+    wide = tmp_path / "wide.npz"
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=32, n_vocab=300)
+    save(wide, init_params(config, np.random.default_rng(0)), config)
+    for path, message in ((plain, "a single .npy array"), (wide, "n_vocab is 300"),
+                          (tmp_path, "not a regular file")):  # fmt: skip
+        for option in ("--target", "--draft"):
+            argv = demo_args(weights, "x", "--drafter", "model") + [option, str(path)]
+            assert main(argv) == 1
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and message in err[0], err
+
+
+def test_a_prompt_of_undecodable_bytes_in_a_subprocess(weights):
+    command = [sys.executable, "-m", "speclab", *demo_args(weights, "x")]
+    command[command.index("x")] = b"ab\xffcd"  # argv as a terminal in a UTF-8 locale gives it
+    done = subprocess.run(command, capture_output=True, timeout=120)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in err and "not valid UTF-8" in err
 
 
 def test_no_traceback_in_a_subprocess(weights):

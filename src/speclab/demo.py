@@ -18,7 +18,7 @@ import os
 import sys
 
 from speclab.decoding import greedy_decode, speculative_decode
-from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
 from speclab.render import legend_ansi, render_ansi
 from speclab.tokenizer import decode, encode
 from speclab.weights import load, load_draft, load_target
@@ -46,6 +46,11 @@ EXAMPLES = {
 }
 
 
+# Most drafts per round: far above any useful k. The adaptive policy's planning costs O(k)
+# per round, so a mistyped 10**9 would hang instead of failing.
+MAX_K = 64
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Decode a prompt with the shipped target model twice, plain greedy and speculative\n"
@@ -67,7 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(EXAMPLES),
         help="a built-in prompt instead: code-edit and repeat are copy-heavy, free-text is not",
     )
-    parser.add_argument("--k", type=int, default=4, help="most drafts per round (default 4)")
+    parser.add_argument(
+        "--k", type=int, default=4, help=f"most drafts per round (default 4, at most {MAX_K})"
+    )
     parser.add_argument(
         "--drafter",
         choices=("lookup", "model"),
@@ -83,7 +90,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="draft exactly k every round (default: the adaptive policy picks at most k)",
     )
-    parser.add_argument("--max-ngram", type=int, default=3, help="lookup: longest n-gram (3)")
+    parser.add_argument(
+        "--max-ngram", type=int, default=3, help=f"lookup: longest n-gram (3, at most {MAX_NGRAM})"
+    )
     parser.add_argument("--min-ngram", type=int, default=1, help="lookup: shortest n-gram (1)")
     parser.add_argument(
         "--color",
@@ -123,7 +132,26 @@ def _prompt_text(args) -> tuple[str, str]:
         raise DemoError("give a prompt (text) or --example NAME; see speclab demo --help")
     if not args.prompt:
         raise DemoError("the prompt is empty: give at least one character")
+    _check_text(args.prompt)
     return "your prompt", args.prompt
+
+
+def _check_text(prompt: str) -> None:
+    """The prompt must be text that UTF-8 can encode (it becomes one token per byte).
+
+    Bytes that are not UTF-8 reach Python's argv as lone surrogates U+DC80..U+DCFF
+    (surrogateescape), so name the byte the user typed rather than the surrogate.
+    """
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as error:
+        character = prompt[error.start]
+        code = ord(character)
+        what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise DemoError(
+            f"the prompt is not valid UTF-8 text ({what} at character {error.start + 1}); "
+            "give text, e.g. $'...' in bash for line breaks"
+        ) from None
 
 
 def _load(path, default_loader, what: str):
@@ -140,19 +168,25 @@ def _check_numbers(args) -> None:
     """The settings that need no model: checked before anything is loaded."""
     if args.k < 1:
         raise DemoError(f"--k must be at least 1, got {args.k}")
+    if args.k > MAX_K:
+        raise DemoError(f"--k must be at most {MAX_K}, got {args.k}")
     if args.max_new_tokens < 1:
         raise DemoError(f"--max-new-tokens must be at least 1, got {args.max_new_tokens}")
     if not 1 <= args.min_ngram <= args.max_ngram:
         raise DemoError(
             f"need 1 <= --min-ngram <= --max-ngram, got {args.min_ngram} and {args.max_ngram}"
         )
+    if args.max_ngram > MAX_NGRAM:  # the lookup drafter indexes n-grams up to MAX_NGRAM
+        raise DemoError(f"--max-ngram must be at most {MAX_NGRAM}, got {args.max_ngram}")
 
 
-def _check_context(args, prompt_tokens: list[int], n_ctx: int) -> None:
+def _check_context(args, prompt_tokens: list[int], n_ctx: int, which: str = "model") -> None:
+    """Prompt and output must fit the window: a draft model beyond its own would crash
+    reading a long prompt, or silently stop drafting and make speculation look useless."""
     if len(prompt_tokens) + args.max_new_tokens > n_ctx:
         raise DemoError(
             f"the prompt ({len(prompt_tokens)} tokens) + --max-new-tokens "
-            f"({args.max_new_tokens}) exceeds the model's context window of {n_ctx} tokens"
+            f"({args.max_new_tokens}) exceeds the {which}'s context window of {n_ctx} tokens"
         )
 
 
@@ -201,7 +235,9 @@ def _run(args) -> int:
     if args.drafter == "lookup":
         drafter = PromptLookupDrafter(args.max_ngram, args.min_ngram)
     else:
-        drafter = ModelDrafter(_load(args.draft, load_draft, "draft"))
+        draft = _load(args.draft, load_draft, "draft")
+        _check_context(args, prompt_tokens, draft.config.n_ctx, "draft model")
+        drafter = ModelDrafter(draft)
     greedy = greedy_decode(target, prompt_tokens, args.max_new_tokens)
     spec = speculative_decode(
         target, drafter, prompt_tokens, args.max_new_tokens, args.k, adaptive=not args.fixed_k

@@ -26,6 +26,8 @@ from speclab.kv_cache import KVCache
 from speclab.sampling import sample_token, sampling_distribution
 from speclab.tokenizer import as_token_list
 
+MAX_NGRAM = 15  # the longest n-gram PromptLookupDrafter indexes
+
 
 def _check_k(k) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
@@ -61,8 +63,10 @@ class PromptLookupDrafter:
         for name, value in (("max_ngram", max_ngram), ("min_ngram", min_ngram)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-            if value > 15:
-                raise ValueError(f"{name} = {value}: n-grams longer than 15 tokens are not indexed")
+            if value > MAX_NGRAM:
+                raise ValueError(
+                    f"{name} = {value}: n-grams longer than {MAX_NGRAM} tokens are not indexed"
+                )
         if min_ngram > max_ngram:
             raise ValueError(f"min_ngram {min_ngram} is larger than max_ngram {max_ngram}")
         self.max_ngram, self.min_ngram = int(max_ngram), int(min_ngram)
