@@ -232,15 +232,51 @@ def test_identical_distributions_never_reject():
     assert np.isfinite(leftover_distribution(p[0], p[0] * (1 - 1e-16))).all()
 
 
-def test_a_draft_the_drafter_gave_no_mass():
+def test_a_draft_the_drafter_gave_no_mass_is_a_broken_drafter():
     rng = np.random.default_rng(1)
-    p = np.array([[0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3]])
-    q = np.array([[0.0, 0.0, 1.0]])  # proposals 0 or 1 have q = 0
-    for _ in range(200):
-        assert speculative_step(p, q, [0], rng)[0] == 1  # p > 0: accepted (the q -> 0 limit)
-        n_accepted, token = speculative_step(p, q, [2], rng)  # p = 0: never accepted
-        assert n_accepted == 0 and token in (0, 1)
+    p = np.array([[0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3], [0.2, 0.3, 0.5]])
+    q = np.array([[0.0, 0.0, 1.0], [0.5, 0.5, 0.0]])  # proposals 0 or 1 first have q = 0
+    for step in (speculative_step, draw_and_match_step, biased_resample_step):
+        with pytest.raises(ValueError, match="broken: it proposed token 0 as draft 1"):
+            step(p[:2], q[:1], [0], rng)
+        with pytest.raises(ValueError, match="token 2 as draft 2"):  # any position
+            step(p, q, [2, 2], rng)
+    # sampled drafts always have mass: the rule runs as before
+    assert speculative_step(p[:2], q[:1], [2], rng)[0] == 0  # p = 0 there: never accepted
+    # the table of lesson 07 still says what min(1, p / q) tends to where q = 0
     assert acceptance_probability(p[0], q[0]).tolist() == [1.0, 1.0, 0.0]
+
+
+class BrokenDrafter:
+    """Proposes token 7 but reports the draft distribution of token 3."""
+
+    name = "broken-on-purpose"
+
+    def propose(self, tokens, k):
+        return [7] * k
+
+    def propose_with_probs(self, tokens, k, settings, rng):
+        return [7] * k, one_hot([3] * k, 256)
+
+
+class MisshapenDrafter(BrokenDrafter):
+    name = "misshapen"
+
+    def propose_with_probs(self, tokens, k, settings, rng):
+        return [7] * k, np.full((k, 255), 1 / 255)
+
+
+def test_the_decoder_names_a_broken_drafter(tiny_pair):
+    target, _ = tiny_pair
+    cases = {
+        "drafter broken-on-purpose is broken": BrokenDrafter(),
+        "drafter misshapen: p_draft has shape": MisshapenDrafter(),
+    }
+    for message, drafter in cases.items():
+        with pytest.raises(ValueError, match=message):
+            speculative_decode(
+                target, drafter, encode("abc"), 8, 2, temperature=1.0, rng=np.random.default_rng(0)
+            )
 
 
 def test_round_off_inputs_are_cleaned_and_bad_inputs_named():
@@ -352,6 +388,30 @@ def test_greedy_settings_are_one_hot_on_the_argmax_and_bad_settings_fail():
             SamplingSettings(**bad)
     with pytest.raises(TypeError):
         SamplingSettings("hot")
+
+
+@pytest.mark.parametrize("temperature", [5e-324, 1e-310, 1e-300, 1e-30])
+def test_a_tiny_temperature_is_greedy_never_nan(temperature):
+    logits = np.array([[1.0, 3.0, 2.0, -1.0], [40.0, -40.0, 39.0, 0.0], [0.0, 0.0, 0.0, 0.5]])
+    probs = sampling_distribution(logits, SamplingSettings(temperature))
+    assert np.array_equal(probs, one_hot([1, 0, 3], 4))
+    big = np.array([1e300, -1e300, 0.0])  # the largest logits a float64 holds
+    assert np.array_equal(sampling_distribution(big, SamplingSettings(1e-10)), [1.0, 0.0, 0.0])
+
+
+def test_a_tiny_temperature_splits_exact_ties_evenly():
+    # the t -> 0 limit of the softmax gives exact ties equal shares (t = 0 picks the lower id)
+    probs = sampling_distribution([2.0, 5.0, 5.0], SamplingSettings(1e-320))
+    assert probs.tolist() == [0.0, 0.5, 0.5]
+
+
+def test_a_tiny_temperature_decodes_like_greedy(tiny_pair):
+    target, draft = tiny_pair
+    prompt, tiny = encode("abcab"), {"temperature": 1e-320, "rng": np.random.default_rng(0)}
+    greedy = greedy_decode(target, prompt, 12)
+    assert greedy_decode(target, prompt, 12, **tiny).tokens == greedy.tokens
+    spec = speculative_decode(target, ModelDrafter(draft), prompt, 12, 3, **tiny)
+    assert spec.tokens == greedy.tokens
 
 
 # --- the chi-square test ----------------------------------------------------------------

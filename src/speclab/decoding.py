@@ -35,7 +35,13 @@ from speclab.acceptance import accept
 from speclab.adaptive import AdaptiveK, CostModel, FixedK
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
-from speclab.sampling import SamplingSettings, one_hot, sampling_distribution, speculative_step
+from speclab.sampling import (
+    SamplingSettings,
+    check_draft_support,
+    one_hot,
+    sampling_distribution,
+    speculative_step,
+)
 from speclab.tokenizer import as_token_list, encode
 
 
@@ -167,7 +173,14 @@ def _draft_with_probs(drafter, tokens, k, settings, rng, n_vocab):
     """Drafts and their draft distribution p_draft [len(drafts), n_vocab] (one-hot if unknown)."""
     if callable(getattr(drafter, "propose_with_probs", None)):
         drafts, p_draft = drafter.propose_with_probs(tokens, k, settings, rng)
-        return as_token_list(drafts, "drafter output"), np.asarray(p_draft, dtype=np.float64)
+        drafts = as_token_list(drafts, "drafter output")
+        p_draft = np.asarray(p_draft, dtype=np.float64)  # [len(drafts), n_vocab]
+        who = f"drafter {getattr(drafter, 'name', type(drafter).__name__)}"
+        if p_draft.shape != (len(drafts), n_vocab):
+            wanted = [len(drafts), n_vocab]
+            raise ValueError(f"{who}: p_draft has shape {list(p_draft.shape)}, expected {wanted}")
+        check_draft_support(p_draft, drafts, who)  # named here: the rule cannot say whose
+        return drafts, p_draft
     drafts = as_token_list(drafter.propose(tokens, k), "drafter output")
     return drafts, one_hot(drafts, n_vocab)
 

@@ -20,13 +20,18 @@ max(0, p - q)(x) / sum max(0, p - q); both sums equal 1 - beta, so the total is
 min(p, q)(x) + max(0, p(x) - q(x)) = p(x).
 
 Edge cases, handled so that no probability goes negative or sums away from 1:
-- q(x) = 0 for a proposed x (a drafter that proposes a token it gives no mass, which
-  sampling from q never does): the test `u * q < p` with u uniform in [0, 1) is the limit
-  of min(1, p/q) as q -> 0: accept if the target gives x any mass, reject if not. No division.
+- q(x) = 0 for a proposed x: sampling from q never does that, so the drafter is broken
+  (it proposed one token and reported the distribution of another); every rule raises
+  ValueError naming the draft instead of guessing. `acceptance_probability` still reports
+  the limit of min(1, p/q) as q -> 0 (1 where p > 0) for lesson 07's tables.
 - p = q (identical distributions): every draft is accepted (u * q < q for u < 1), and the
   leftover max(0, p - q) is all zeros. A leftover of mass below LEFTOVER_EPS is round-off
   between equal distributions; rejection then has probability below that mass, and we
   draw from p instead of dividing by (almost) zero.
+- a tiny temperature (down to the smallest float, 5e-324): logits are shifted by their
+  maximum before the division, so the largest becomes exactly 0 and no logit / t can
+  overflow to inf - inf = NaN; the distribution tends to one-hot on the argmax (exact ties
+  share it), as the t -> 0 limit should.
 - round-off: inputs are checked (finite, no entry below -1e-9, rows summing to 1 within
   1e-6), clipped at zero and renormalised before use.
 A deterministic drafter (prompt lookup) is the one-hot draft distribution on its proposal
@@ -100,8 +105,11 @@ def sampling_distribution(logits, settings: SamplingSettings = SamplingSettings(
     logits = np.asarray(logits, dtype=np.float64)  # [..., n_vocab]
     if settings.greedy:
         return one_hot(np.argmax(logits, axis=-1), logits.shape[-1])
-    scaled = logits / settings.temperature
-    probs = np.exp(scaled - scaled.max(axis=-1, keepdims=True))
+    # shift first: (logits - max) <= 0, so dividing by a tiny temperature gives -inf at
+    # worst (exp -> 0), never the inf - inf = NaN of logits / t - max(logits / t)
+    with np.errstate(over="ignore"):  # overflow to -inf is the intended limit
+        scaled = (logits - logits.max(axis=-1, keepdims=True)) / settings.temperature
+    probs = np.exp(scaled)  # the largest logit's entry is exactly 1
     probs /= probs.sum(axis=-1, keepdims=True)  # [..., n_vocab]
     if settings.top_k is not None and settings.top_k < logits.shape[-1]:
         ranked = np.argsort(-logits, axis=-1, kind="stable")[..., : settings.top_k]
@@ -211,7 +219,23 @@ def _check_step(p_target, p_draft, draft_tokens):
     p_draft = _as_distributions(p_draft, "p_draft", k, p_target.shape[1])
     if tokens and not 0 <= min(tokens) <= max(tokens) < p_target.shape[1]:
         raise ValueError(f"draft_tokens {tokens} fall outside the vocabulary")
+    check_draft_support(p_draft, tokens)
     return p_target, p_draft, tokens
+
+
+def check_draft_support(p_draft, draft_tokens, drafter: str = "the drafter") -> None:
+    """Raise ValueError if a draft has probability 0 under the distribution it came from.
+
+    p_draft [k, n_vocab], draft_tokens [k]. A drafter draws draft i from p_draft[i], so
+    this cannot happen unless it is broken (it proposes one token and reports another's
+    distribution); accepting such drafts would silently change what the target says.
+    """
+    for i, token in enumerate(draft_tokens):
+        if not p_draft[i, token] > 0:
+            raise ValueError(
+                f"{drafter} is broken: it proposed token {token} as draft {i + 1}, but its "
+                "own distribution p_draft gives that token probability 0"
+            )
 
 
 # --- one round: the exact rule and the two tempting alternatives --------------------------
