@@ -1,5 +1,9 @@
 import sys
 
-from speclab.cli import main
+try:
+    from speclab.cli import main
+except KeyboardInterrupt:  # Ctrl-C before main() could catch it
+    print("interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

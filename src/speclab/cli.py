@@ -2,10 +2,16 @@
 
 Each subcommand module offers `add_arguments(parser)` and `run(args) -> int` (the exit
 status). Bad arguments end with a one-line error (argparse's exit status 2), never a traceback.
+
+For every subcommand, `main` also makes printing safe on any console: a character the
+console cannot encode (an emoji on a cp1252 Windows console) is printed escaped, a reader
+that goes away (`speclab ... | head -1`) ends the command quietly, and Ctrl-C at any
+moment, while the subcommands are still being imported too, prints one line.
+This module imports only `os` and `sys` at the top (both loaded before any code runs), so
+that an early Ctrl-C already lands in `main`.
 """
 
-import argparse
-import importlib
+import os
 import sys
 
 # name -> (module, one-line help); a module is imported only when its subcommand is built.
@@ -18,7 +24,11 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser():
+    """The argparse parser with every subcommand whose module is built."""
+    import argparse  # here, not at the top: see the module docstring
+    import importlib
+
     parser = argparse.ArgumentParser(prog="speclab", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
@@ -35,16 +45,39 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
     try:
-        return int(args.run(args) or 0)
+        _escape_what_the_console_cannot_show()
+        parser = build_parser()  # imports every subcommand's module: numpy, pandas...
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        status = int(args.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141  # as a command that the closed pipe's SIGPIPE ended
+
+
+def _escape_what_the_console_cannot_show() -> None:
+    """Print \\U0001f642 instead of raising UnicodeEncodeError on a narrow console."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # absent in Jupyter's streams
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit cannot raise BrokenPipeError again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is not a file descriptor (a notebook, a test's capture)
 
 
 if __name__ == "__main__":
