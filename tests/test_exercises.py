@@ -1,8 +1,13 @@
 """Tests for speclab.exercises: the CSV exercise, its spreadsheet habits and its errors."""
 
+import importlib
+import os
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -293,3 +298,359 @@ def test_any_input_gives_a_table_or_a_file_error(content):
             valid = frame["error"] == ""
             assert all("ABCDEFG".startswith(out) for out in frame.loc[valid, "output"])
         assert path.read_bytes() == content
+
+
+# ---- issue 13: hostile input from a real classroom ----------------------------------
+
+HEADER = "prefix,guess,expected_output,note\n"
+
+
+def checked_rows(frame: pd.DataFrame) -> dict[int, str]:
+    """row number -> error ("" for a valid row)."""
+    return dict(zip(frame["row"].tolist(), frame["error"].tolist(), strict=True))
+
+
+def run_speclab(*arguments, env_extra=None, timeout=60, **options):
+    """The real command in a child process (bytes arguments stay bytes)."""
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "speclab", *arguments],
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+        **options,
+    )
+
+
+@pytest.mark.parametrize(
+    "inside",
+    ["\n", "\r\n", "\r", "\n\n\n", "\u2028", "\u2029", "\x85", "a\rb\nc\r\nd"],
+    ids=["LF", "CRLF", "CR", "three-LF", "U+2028", "U+2029", "U+0085", "mixed"],
+)
+@pytest.mark.parametrize("ending", ["\n", "\r\n"], ids=["lf-file", "crlf-file"])
+def test_a_quoted_note_cell_may_hold_line_breaks(tmp_path, inside, ending):
+    records = [HEADER.strip(), f',ABX,ABC,"line one{inside}line two"', ",ABC,ABCD,"]
+    records.append(f',XBC,A,"{inside}"')
+    content = ending.join(records) + ending
+    frame = check_guesses(write(tmp_path, "g.csv", content))
+    assert checked_rows(frame) == {2: "", 3: "", 4: ""}
+    assert frame["output"].tolist() == ["ABC", "ABCD", "A"]
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85"])
+def test_unicode_line_separators_unquoted_are_just_characters(tmp_path, char):
+    content = HEADER + f",ABX,ABC,see{char}note\n,ABC,ABCD,\n,A{char}C,,\n,XBC,A,\n"
+    frame = check_guesses(write(tmp_path, "g.csv", content))
+    errors = checked_rows(frame)
+    assert list(errors) == [2, 3, 4, 5]  # one row per record, no phantom rows
+    assert errors[2] == errors[3] == errors[5] == ""
+    assert "position 2" in errors[4]
+
+
+def test_rows_are_numbered_by_record_after_a_multi_line_cell(tmp_path):
+    content = HEADER + ',ABX,ABC,"a\nb\nc\nd"\n,abc,,\n\n,ABC,ABCD,"x\ny"\nABCD,EFGHX,,\n'
+    frame = check_guesses(write(tmp_path, "g.csv", content))
+    errors = checked_rows(frame)
+    assert list(errors) == [2, 3, 5, 6]  # the blank record is row 4, as a spreadsheet shows
+    assert "use capitals" in errors[3] and "only 3 remain" in errors[6]
+    assert errors[2] == errors[5] == ""
+
+
+def test_a_line_break_inside_a_guess_cell_is_one_bad_row(tmp_path):
+    content = 'prefix,guess\n,"AB\nC"\n,ABC\n'
+    errors = checked_rows(check_guesses(write(tmp_path, "g.csv", content)))
+    assert list(errors) == [2, 3]
+    assert "line break" in errors[2] and errors[3] == ""
+
+
+def test_an_unclosed_quote_spoils_one_row_and_the_rest_is_checked(tmp_path):
+    content = 'prefix,guess\n,ABC\n,"ABC\n,ABX\n,"AB"C\n,XBC\n'
+    errors = checked_rows(check_guesses(write(tmp_path, "g.csv", content)))
+    assert list(errors) == [2, 3, 4, 5, 6]
+    assert "broken quoting" in errors[3] and "broken quoting" in errors[5]
+    assert errors[2] == errors[4] == errors[6] == ""
+
+
+UNPRINTABLE = {
+    "right-to-left override": "\u202e",
+    "C1 control": "\x9b",
+    "next line": "\x85",
+    "zero width space": "\u200b",
+    "left-to-right isolate": "\u2066",
+    "byte-order mark": "\ufeff",
+    "no-break space": "\u00a0",
+    "line separator": "\u2028",
+}
+
+
+@pytest.mark.parametrize("char", UNPRINTABLE.values(), ids=UNPRINTABLE.keys())
+def test_invisible_characters_are_escaped_in_the_table_too(tmp_path, capsys, char):
+    escaped = char.encode("unicode_escape").decode()
+    path = write(tmp_path, "g.csv", f"prefix,guess,expected_output\n,AB{char}C,ABC\n,ABC,ABCD\n")
+    status, out, err = run_cli(capsys, path)
+    assert status == 1
+    assert char not in out + err
+    table_row = next(line for line in out.splitlines() if line.startswith("2 "))
+    assert f"AB{escaped}C" in table_row
+    assert any(line.startswith("row 2: ") and escaped in line for line in out.splitlines())
+
+
+def test_invisible_characters_in_a_file_name_are_escaped(tmp_path, capsys):
+    path = write(tmp_path, "ana\u202e\nvsc.csv", GOOD)
+    status, out, err = run_cli(capsys, path, write(tmp_path, "bo.csv", b""))
+    assert status == 1
+    assert "\u202e" not in out + err
+    assert "== " + str(tmp_path) + "/ana\\u202e\\nvsc.csv ==" in out
+    assert err.count("\n") == 1
+
+
+def test_a_cell_over_the_csv_field_limit_is_too_long(tmp_path, capsys):
+    content = "prefix,guess,note\n,ABC,\n,ABX," + "N" * 200_000 + "\n,XBC,\n"
+    path = write(tmp_path, "g.csv", content)
+    errors = checked_rows(check_guesses(path))
+    assert list(errors) == [2, 3, 4]
+    assert "too long" in errors[3] and "quoting" not in errors[3]
+    assert errors[2] == errors[4] == ""
+    quoted = 'prefix,guess,note\n,ABC,\n,ABX,"' + "N\n" * 70_000 + '"\n,XBC,\n'
+    errors = checked_rows(check_guesses(write(tmp_path, "q.csv", quoted)))
+    assert "too long" in errors[3] and errors[2] == ""
+
+
+def test_a_100_kb_cell_is_cut_in_the_table_and_named_too_long(tmp_path, capsys):
+    wide = "A" * 100_000
+    path = write(tmp_path, "g.csv", f"prefix,guess,expected_output\n,{wide},ABC\n,ABC,ABCD\n")
+    errors = checked_rows(check_guesses(path))
+    assert "too long" in errors[2] and len(errors[2]) < 300 and errors[3] == ""
+    status, out, _ = run_cli(capsys, path)
+    assert status == 1
+    assert len(out) < 2_000
+    table_row = next(line for line in out.splitlines() if line.startswith("2 "))
+    assert "AAA..." in table_row and len(table_row) < 150
+
+
+def test_a_wide_cell_in_a_long_file_keeps_the_report_small(tmp_path, capsys):
+    rows = [",ABC,ABCD"] * 20_000
+    plain = write(tmp_path, "plain.csv", "prefix,guess,expected_output\n" + "\n".join(rows))
+    rows[5] = ",ABX,ABC" + "C" * 3_000
+    wide = write(tmp_path, "wide.csv", "prefix,guess,expected_output\n" + "\n".join(rows))
+    status, plain_report, _ = run_cli(capsys, plain)
+    assert status == 0
+    status, out, _ = run_cli(capsys, wide)
+    assert status == 1
+    assert len(out) < 1.5 * len(plain_report)  # not 20,000 lines padded to 3,000 characters
+    assert max(len(line) for line in out.splitlines()) < 200
+
+
+def test_many_problems_are_listed_up_to_a_limit(tmp_path, capsys):
+    path = write(tmp_path, "g.csv", "prefix,guess\n" + ",abc\n" * 5_000)
+    status, out, _ = run_cli(capsys, path)
+    assert status == 1
+    problem_lines = [line for line in out.splitlines() if line.startswith("row ")]
+    assert 10 <= len(problem_lines) <= 500
+    assert "5000 rows with a problem" in out
+    assert "more with a problem, not listed" in out
+
+
+def test_a_long_file_is_checked_in_bounded_memory(tmp_path, capsys):
+    import tracemalloc
+
+    path = write(tmp_path, "g.csv", "prefix,guess,expected_output\n" + ",ABC,ABCD\n" * 100_000)
+    tracemalloc.start()
+    try:
+        status, out, _ = run_cli(capsys, path, "--summary")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert status == 0 and "100000" in out
+    assert peak < 40_000_000  # the file is 1 MB; 100,000 result rows would take far more
+
+
+@pytest.mark.slow
+def test_a_million_rows_stream_through_the_command(tmp_path):
+    path = write(tmp_path, "g.csv", "prefix,guess,expected_output\n" + ",ABC,ABCD\n" * 1_000_000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "speclab", "check-guesses", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert usage.ru_maxrss < 400_000  # kB: the interpreter, pandas and a 10 MB file
+
+
+def test_a_fifo_is_refused_without_reading_it(tmp_path):
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    result = run_speclab("check-guesses", str(fifo), timeout=30)
+    assert result.returncode == 1
+    assert b"not a regular file" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_a_device_is_refused_without_reading_it():
+    result = run_speclab(
+        "check-guesses",
+        "/dev/zero",
+        timeout=30,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000,) * 2),
+    )
+    assert result.returncode == 1
+    assert b"not a regular file" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_a_file_over_the_size_limit_is_refused_with_the_limit(tmp_path):
+    big = tmp_path / "big.csv"
+    with big.open("wb") as file:
+        file.write(GOOD.encode())
+        file.truncate(20_000_001)
+    with pytest.raises(GuessFileError, match="20 MB"):
+        check_guesses(big)
+
+
+def test_a_class_folder_lists_what_it_cannot_read(tmp_path, capsys, monkeypatch):
+    write(tmp_path, "ana.csv", GOOD)
+    (tmp_path / "ghost.csv").symlink_to(tmp_path / "gone.csv")
+    os.mkfifo(tmp_path / "fifo.csv")
+    locked = write(tmp_path, "locked.csv", GOOD)
+    real_open = os.open
+
+    def refuse_locked(path, *args, **kwargs):
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse_locked)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: refuse_locked(self) and b"")
+    write(tmp_path, "zed.csv", GOOD)
+    status, out, err = run_cli(capsys, tmp_path)
+    assert status == 1
+    assert "ghost.csv: is a broken link" in err
+    assert "fifo.csv: is not a regular file" in err
+    assert "locked.csv: cannot be read (Permission denied)" in err
+    assert out.count("== ") == 3  # ana, zed and the summary
+    assert "Traceback" not in err
+
+
+def test_a_folder_that_cannot_be_listed_is_reported(tmp_path, capsys, monkeypatch):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    good = write(tmp_path, "ana.csv", GOOD)
+    real_scandir = os.scandir
+
+    def refuse(path="."):
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    monkeypatch.setattr(Path, "iterdir", lambda self: iter(refuse(self)))
+    status, out, err = run_cli(capsys, locked, good)
+    assert status == 1
+    assert "locked: folder cannot be listed (Permission denied)" in err
+    assert "== " in out and "score:" in out
+
+
+def test_same_file_name_in_two_folders_is_told_apart(tmp_path, capsys):
+    for group, content in (("group_a", GOOD), ("group_b", "prefix,guess\n,abc\n")):
+        (tmp_path / group).mkdir()
+        write(tmp_path / group, "ana.csv", content)
+    status, out, _ = run_cli(capsys, tmp_path / "group_a", tmp_path / "group_b", "--summary")
+    assert status == 1
+    rows = out.splitlines()[2:]
+    assert len(rows) == 2
+    assert "group_a" in rows[0] and "group_b" in rows[1]
+
+
+EMOJI_AND_PERSIAN = "prefix,guess,expected_output\n,ABX,ABC 🙂\n,ABC,ABCD\n,حدس,\n"
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii", "latin-1"])
+def test_the_report_prints_on_a_console_that_cannot_show_the_cells(tmp_path, encoding):
+    first = write(tmp_path, "a.csv", EMOJI_AND_PERSIAN)
+    second = write(tmp_path, "b.csv", GOOD)
+    result = run_speclab("check-guesses", first, second, env_extra={"PYTHONIOENCODING": encoding})
+    assert result.returncode == 1, result.stderr
+    assert b"Traceback" not in result.stderr
+    out = result.stdout.decode(encoding)
+    assert "\\U0001f642" in out and "\\u062d" in out
+    assert out.count("score:") == 2 and "== summary ==" in out
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path):
+    folder = os.fsencode(tmp_path)
+    with open(folder + b"/caf\xe9.csv", "wb") as file:
+        file.write(GOOD.encode())
+    write(tmp_path, "zed.csv", GOOD)
+    result = run_speclab("check-guesses", folder, env_extra={"PYTHONIOENCODING": "utf-8"})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode("utf-8")
+    assert "caf\\udce9.csv" in out and out.count("score:") == 2
+
+
+def test_a_closed_pipe_ends_the_report_quietly(tmp_path):
+    path = write(tmp_path, "g.csv", "prefix,guess\n" + ",ABC\n" * 20_000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "speclab", "check-guesses", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout.readline().startswith(b"== ")
+    process.stdout.close()  # what `| head -1` does
+    err = process.stderr.read()
+    process.wait(timeout=60)
+    process.stderr.close()
+    assert err == b""
+
+
+def test_ctrl_c_while_the_subcommands_are_imported_is_one_line(capsys, monkeypatch):
+    def interrupted(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    try:
+        status = main(["check-guesses", "x.csv"])
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped from main()")
+    assert status == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_the_command_imports_nothing_slow_before_main():
+    # Ctrl-C before main() runs is Python's own traceback: keep that moment short
+    code = (
+        "import sys, speclab.cli;"
+        "print(sorted({'numpy', 'pandas', 'importlib.metadata', 'argparse'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_streamed_score_equals_the_table_score(tmp_path, capsys):
+    frame = check_guesses(write(tmp_path, "g.csv", BAD_ROWS))
+    _, out, _ = run_cli(capsys, tmp_path / "g.csv")
+    assert out.strip().splitlines()[-1] == format_report(frame, "g.csv").splitlines()[-1]
+    assert f"{score(frame).problems} rows with a problem" in out
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="watches /proc/PID/maps")
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.3, 1.0, 3.0])
+def test_ctrl_c_at_any_moment_is_one_line(tmp_path, delay):
+    # From the moment numpy starts loading (main() is importing the subcommands) to the
+    # end of the check. Earlier, Python itself is starting and prints its own traceback.
+    path = write(tmp_path, "g.csv", "prefix,guess\n" + ",ABC\n" * 200_000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "speclab", "check-guesses", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    maps = Path(f"/proc/{process.pid}/maps")
+    deadline = time.monotonic() + 60
+    while "numpy" not in maps.read_text() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode in (0, 130)  # 0: it had finished
+    assert err in (b"", b"interrupted\n")

@@ -78,6 +78,7 @@ def test_conda_environment_name():
 def test_core_imports_numpy_only():
     code = (
         "import sys; import speclab, speclab.acceptance, speclab.counting, speclab.paths;"
+        "import speclab.student_files;"
         "heavy = {'pandas', 'matplotlib', 'ipywidgets', 'IPython'} & set(sys.modules);"
         "import speclab.exercises, speclab.cli;"
         "late = {'matplotlib', 'ipywidgets'} & set(sys.modules);"
@@ -119,7 +120,8 @@ def test_no_machine_specific_paths():
     # the foundation's files; later modules are welcome on this list
     checked = [
         *(ROOT / "src" / "speclab" / f"{name}.py" for name in
-          ("acceptance", "counting", "exercises", "widgets", "paths", "cli")),
+          ("acceptance", "counting", "exercises", "student_files", "widgets", "paths",
+           "cli")),
         *ROOT.joinpath("notebooks").glob("0[123]_*.ipynb"),
         *ROOT.joinpath("lessons").rglob("*.md"),
         ROOT / "README.md",

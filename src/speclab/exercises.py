@@ -7,28 +7,47 @@ A student edits `data/guesses.csv` (columns `prefix`, `guess`, optionally
 
 Every row is checked with `speclab.acceptance.verify_on_path`. Spreadsheet habits are
 tolerated: a UTF-8 byte-order mark, spaces around cells, semicolon or tab separators,
-UTF-16 "Unicode text" files. A bad row is reported with its row number as a
-spreadsheet shows it (the header is row 1) and never stops the good rows from being
-checked. Problems with the whole file (missing, empty, binary, no header, broken
-encoding) raise `GuessFileError`, which the command prints as one line. The student's
-file is only ever read.
+UTF-16 "Unicode text" files, note cells that run over several lines. A bad row is
+reported with its row number as a spreadsheet shows it (the header is row 1) and never
+stops the good rows from being checked. Problems with the whole file (missing, not a
+regular file, over 20 MB, empty, binary, no header, broken encoding) raise
+`GuessFileError`, which the command prints as one line; reading the file safely is
+`speclab.student_files`. The student's file is only ever read.
+
+The command streams: each row is checked, printed and counted, so a file of a million
+rows needs no more memory than its text. `check_guesses` returns the whole table as a
+DataFrame, for a notebook. Cells are shown cut to a width and with invisible characters
+escaped, so no cell can stretch, reorder or hide a line of the report.
 
 Left out on purpose: silent fixes. A lower-case guess is an error with a hint, not
 upper-cased behind the student's back.
 """
 
 import argparse
-import csv
 import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from speclab.acceptance import CAPITALS, DEFAULT_PATH, InvalidGuess, verify_on_path
+from speclab.student_files import (
+    GuessFileError,
+    class_files,
+    cut,
+    read_text,
+    records,
+    separator,
+    shown,
+)
+
+__all__ = ["GuessFileError", "Score", "check_guesses", "format_report", "score"]
 
 REQUIRED_COLUMNS = ("prefix", "guess")
 OPTIONAL_COLUMNS = ("expected_output",)
+STUDENT_COLUMNS = ("prefix", "guess", "expected_output")
 RESULT_COLUMNS = [
     "row",
     "prefix",
@@ -40,12 +59,12 @@ RESULT_COLUMNS = [
     "matches",
     "error",
 ]
+TABLE_HEADER = ["row", "prefix", "guess", "accepted", "added", "output", "expected", "result"]
 # What students type when they copy "(empty)" from the lesson table instead of leaving it blank.
 PREFIX_PLACEHOLDERS = {"(empty)", "empty", "(none)", "none", "-", "—", "''", '""'}
-
-
-class GuessFileError(ValueError):
-    """The file as a whole cannot be checked (missing, empty, binary, no usable header)."""
+MAX_CELL_CHARS = 100  # a prefix, guess or expectation is a few letters; more is a paste gone wrong
+SHOWN_CELL_CHARS = 20  # the widest a cell is shown in the table, so one cell cannot widen it all
+MAX_PROBLEM_LINES = 200  # problems listed under a table; further ones are counted, not listed
 
 
 @dataclass(frozen=True)
@@ -62,52 +81,75 @@ class Score:
         return self.problems == 0
 
 
-def _read_text(path: Path) -> str:
-    """The file's text, or GuessFileError saying in one line why it is not a text CSV."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise GuessFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise GuessFileError(f"{path}: is a folder, not a CSV file") from None
-    except OSError as error:
-        raise GuessFileError(f"{path}: cannot be read ({error.strerror})") from None
-    if raw.startswith(b"PK\x03\x04"):
+class Tally:
+    """Counts checked rows as they stream past, so a score needs no table in memory."""
+
+    def __init__(self) -> None:
+        self.counts = Counter()
+
+    def add(self, row: dict) -> None:
+        self.counts["rows"] += 1
+        if row["error"]:
+            self.counts["problems"] += 1
+        elif not _missing(row["matches"]):
+            self.counts["with_expectation"] += 1
+            self.counts["right"] += bool(row["matches"])
+
+    def score(self) -> Score:
+        return Score(**{name: self.counts[name] for name in Score.__dataclass_fields__})
+
+
+def _data_rows(text: str, path: Path) -> Iterator[dict]:
+    """One dict per non-blank data record: row, the student's cells, and "error" from parsing.
+
+    Raises GuessFileError for a header that cannot be used, and at the end for a file
+    with no data rows.
+    """
+    rows = records(text, separator(text))
+    header_row, header_cells = _header_record(rows, path)
+    columns = _header(header_cells, path, header_row)
+    found = False
+    for row_number, cells, problem in rows:
+        if problem:
+            found = True
+            yield {"row": row_number, **dict.fromkeys(STUDENT_COLUMNS), "error": problem}
+            continue
+        cells = [cell.strip() for cell in cells]
+        if not any(cells):
+            continue  # a blank spreadsheet row
+        found = True
+        yield _student_cells(row_number, cells, columns, len(header_cells))
+    if not found:
         raise GuessFileError(
-            f"{path}: is a spreadsheet workbook (.xlsx) or zip, not CSV; "
-            "in your spreadsheet use Save As -> 'CSV UTF-8'"
+            f"{shown(str(path))}: has a header but no rows to check; add a row per guess"
         )
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        text = raw.decode("utf-16", errors="replace")  # spreadsheet "Unicode text" export
-    elif b"\x00" in raw:
-        raise GuessFileError(f"{path}: looks like a binary file, not a CSV text file")
-    else:
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise GuessFileError(
-                f"{path}: is not UTF-8 text (a binary file, or a CSV saved in another "
-                "encoding); save it as 'CSV UTF-8'"
-            ) from None
-    if any(ord(char) < 32 and char not in "\t\r\n" for char in text):
-        raise GuessFileError(f"{path}: contains control characters: not a CSV text file")
-    if not text.strip():
-        raise GuessFileError(
-            f"{path}: is empty; it needs a header row: prefix,guess,expected_output"
-        )
-    return text
 
 
-def _separator(header_line: str) -> str:
-    """Comma, or the semicolon / tab a spreadsheet in another locale writes."""
-    counts = {sep: header_line.count(sep) for sep in (",", ";", "\t")}
-    best = max(counts, key=counts.get)
-    return best if counts[best] > 0 else ","
+def _header_record(rows: Iterator[tuple], path: Path) -> tuple[int, list[str]]:
+    """The first record with a non-blank cell: the header, as (row number, cells)."""
+    for row_number, cells, problem in rows:
+        if problem:
+            what = problem.split(":")[0]  # "broken quoting", "a cell is too long"
+            raise GuessFileError(f"{shown(str(path))}: {what} in the header (row {row_number})")
+        if any(cell.strip() for cell in cells):
+            return row_number, cells
+    raise GuessFileError(
+        f"{shown(str(path))}: has no header row; it needs: prefix,guess,expected_output"
+    )
 
 
-def _split_line(line: str, separator: str) -> list[str]:
-    """The cells of one line; csv.Error for broken quoting."""
-    return next(csv.reader([line], delimiter=separator, strict=True), [])
+def _student_cells(row_number: int, cells: list[str], columns: dict, header_width: int) -> dict:
+    row = {"row": row_number}
+    row.update({name: cells[i] if i < len(cells) else "" for name, i in columns.items()})
+    row.setdefault("expected_output", "")
+    extra = [value for i, value in enumerate(cells) if i >= header_width and value]
+    row["error"] = (
+        f"{len(cells)} cells but the header names {header_width} columns "
+        "(an extra separator, or a comma inside a cell?)"
+        if extra
+        else ""
+    )
+    return row
 
 
 def _column_name(cell: str) -> str:
@@ -119,23 +161,55 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
     names = [_column_name(cell) for cell in cells]
     for name in set(names):
         if name and names.count(name) > 1:
-            raise GuessFileError(f"{path}: row {row_number} names the column {name!r} twice")
+            raise GuessFileError(
+                f"{shown(str(path))}: row {row_number} names the column "
+                f"'{cut(name, SHOWN_CELL_CHARS)}' twice"
+            )
     missing = [name for name in REQUIRED_COLUMNS if name not in names]
     if missing:
-        found = ", ".join(repr(cell.strip()) for cell in cells) or "nothing"
+        found = ", ".join(f"'{cut(cell.strip(), SHOWN_CELL_CHARS)}'" for cell in cells[:8])
+        found += ", ..." if len(cells) > 8 else ""
         raise GuessFileError(
-            f"{path}: missing column {' and '.join(map(repr, missing))}; the header "
-            f"(row {row_number}) must name prefix, guess and optionally expected_output, "
-            f"found {found}"
+            f"{shown(str(path))}: missing column {' and '.join(map(repr, missing))}; the "
+            f"header (row {row_number}) must name prefix, guess and optionally "
+            f"expected_output, found {found or 'nothing'}"
         )
     return {
         name: names.index(name) for name in REQUIRED_COLUMNS + OPTIONAL_COLUMNS if name in names
     }
 
 
+def _checked(row: dict, path_symbols: str) -> dict:
+    """The row with its result columns; a row that could not be parsed keeps its error."""
+    result = {**row, "accepted": None, "added": None, "output": None, "matches": None}
+    if not row["error"]:
+        cells = [row[name] for name in STUDENT_COLUMNS]
+        result.update(_check_row(*cells, path_symbols))
+    return result
+
+
+def _cell_problem(name: str, value: str) -> str:
+    """Why a cell cannot even be checked as letters ("" if it can)."""
+    if len(value) > MAX_CELL_CHARS:
+        return (
+            f"{name} is too long: {len(value):,} characters ({cut(value, SHOWN_CELL_CHARS)}); "
+            "it should be a few capital letters"
+        )
+    if "\n" in value or "\r" in value:
+        return (
+            f"{name} {value!r} holds a line break: the cell is quoted over several lines "
+            '(is a " left open?)'
+        )
+    return ""
+
+
 def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dict:
     """The result columns for one row's cleaned cells; problems go into 'error'."""
     result = {"accepted": None, "added": None, "output": None, "matches": None, "error": ""}
+    for name, value in zip(STUDENT_COLUMNS, (prefix, guess, expected), strict=True):
+        if problem := _cell_problem(name, value):
+            result["error"] = problem
+            return result
     if prefix.lower() in PREFIX_PLACEHOLDERS:
         result["error"] = (
             f"prefix {prefix!r}: leave the prefix cell blank to start at the beginning"
@@ -173,45 +247,8 @@ def check_guesses(path: str | Path, path_symbols: str = DEFAULT_PATH) -> pd.Data
     Raises GuessFileError when the file as a whole cannot be checked.
     """
     path = Path(path)
-    lines = _read_text(path).splitlines()
-    header_index = next(index for index, line in enumerate(lines) if line.strip())
-    separator = _separator(lines[header_index])
-    try:
-        header_cells = _split_line(lines[header_index], separator)
-    except csv.Error:
-        raise GuessFileError(
-            f"{path}: broken quoting in the header (row {header_index + 1})"
-        ) from None
-    columns = _header(header_cells, path, header_index + 1)
-    records = []
-    for index in range(header_index + 1, len(lines)):
-        row_number = index + 1
-        try:
-            cells = [cell.strip() for cell in _split_line(lines[index], separator)]
-        except csv.Error:
-            problem = 'broken quoting: a " opens a cell and never closes (or text follows it)'
-            records.append({"row": row_number, "error": problem})
-            continue
-        if not any(cells):
-            continue  # a blank spreadsheet row
-        cell = {name: cells[i] if i < len(cells) else "" for name, i in columns.items()}
-        cell.setdefault("expected_output", "")
-        record = {"row": row_number, **cell}
-        extra = [value for i, value in enumerate(cells) if i >= len(header_cells) and value]
-        if extra:
-            record.update(accepted=None, added=None, output=None, matches=None)
-            record["error"] = (
-                f"{len(cells)} cells but the header names {len(header_cells)} columns "
-                "(an extra separator, or a comma inside a cell?)"
-            )
-        else:
-            record.update(
-                _check_row(cell["prefix"], cell["guess"], cell["expected_output"], path_symbols)
-            )
-        records.append(record)
-    if not records:
-        raise GuessFileError(f"{path}: has a header but no rows to check; add a row per guess")
-    return _as_frame(records)
+    text = read_text(path)
+    return _as_frame([_checked(row, path_symbols) for row in _data_rows(text, path)])
 
 
 def _as_frame(records: list[dict]) -> pd.DataFrame:
@@ -236,43 +273,85 @@ def score(frame: pd.DataFrame) -> Score:
 
 
 def _shown(value, blank: str) -> str:
-    """A cell for the printed table: `blank` names an empty cell, <NA> (unread) shows nothing."""
-    if pd.isna(value):
+    """A cell for the printed table: `blank` names an empty cell, <NA> (unread) shows nothing.
+
+    Cut to SHOWN_CELL_CHARS, invisible characters escaped (a bidi control in a cell
+    would otherwise reorder the rest of the line on the screen).
+    """
+    if _missing(value):
         return ""
-    return blank if value == "" else str(value)
+    return blank if value == "" else cut(str(value), SHOWN_CELL_CHARS)
 
 
-def format_report(frame: pd.DataFrame, title: str) -> str:
-    """The row-by-row table and score for one file, as plain text."""
-    header = ["row", "prefix", "guess", "accepted", "added", "output", "expected", "result"]
-    table = [header]
-    for record in frame.itertuples(index=False):
-        if record.error:
-            result = "PROBLEM (see below)"
-        elif pd.isna(record.matches):
-            result = "-"
-        else:
-            result = "right" if record.matches else "wrong"
-        table.append(
-            [
-                str(record.row),
-                _shown(record.prefix, "(empty)"),
-                _shown(record.guess, "(blank)"),
-                "" if record.error else _shown(record.accepted, "none"),
-                "" if record.error else _shown(record.added, "none (end)"),
-                "" if record.error else _shown(record.output, ""),
-                _shown(record.expected_output, ""),
-                result,
-            ]
-        )
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    lines = [f"== {title} =="]
-    lines += [_table_line(line, widths) for line in table]
-    for record in frame.itertuples(index=False):
-        if record.error:
-            lines.append(f"row {record.row}: {record.error}")
-    lines.append(_score_line(score(frame)))
-    return "\n".join(lines)
+def _missing(value) -> bool:
+    """An unset result: None while streaming, <NA> in a DataFrame's records (cheaper than pd.isna)."""
+    return value is None or value is pd.NA
+
+
+def _table_cells(row: dict) -> list[str]:
+    """One line of the table, as the strings shown in its columns."""
+    if row["error"]:
+        result = "PROBLEM (see below)"
+    elif _missing(row["matches"]):
+        result = "-"
+    else:
+        result = "right" if row["matches"] else "wrong"
+    checked = not row["error"]
+    return [
+        str(row["row"]),
+        _shown(row["prefix"], "(empty)"),
+        _shown(row["guess"], "(blank)"),
+        _shown(row["accepted"], "none") if checked else "",
+        _shown(row["added"], "none (end)") if checked else "",
+        _shown(row["output"], "") if checked else "",
+        _shown(row["expected_output"], ""),
+        result,
+    ]
+
+
+def _widths(rows: Iterable[dict], path_symbols: str) -> list[int]:
+    """Column widths: the student's cells as wide as the widest shown cell, results as the path.
+
+    accepted, added and output are parts of the path (or "none (end)"), so their width
+    is known without checking a row: a first pass over a long file only parses it.
+    """
+    widths = [len(name) for name in TABLE_HEADER]
+    for row in rows:
+        widths[0] = max(widths[0], len(str(row["row"])))
+        for column, name in ((1, "prefix"), (2, "guess"), (6, "expected_output")):
+            widths[column] = max(widths[column], len(_shown(row[name], "(empty)")))
+    path_width = min(len(path_symbols), SHOWN_CELL_CHARS)
+    for column, least in ((3, path_width), (4, len("none (end)")), (5, path_width)):
+        widths[column] = max(widths[column], least)
+    return widths
+
+
+def _report_lines(rows: Iterable[dict], widths: list[int], title: str, tally: Tally):
+    """The report of one file, line by line: title, table, problems, score.
+
+    Yields as rows stream in; only the first MAX_PROBLEM_LINES problem lines are kept
+    until the table ends, so the memory needed does not grow with the file.
+    """
+    yield f"== {title} =="
+    yield _table_line(TABLE_HEADER, widths)
+    problems = []
+    for row in rows:
+        tally.add(row)
+        yield _table_line(_table_cells(row), widths)
+        if row["error"] and len(problems) < MAX_PROBLEM_LINES:
+            problems.append(shown(f"row {row['row']}: {row['error']}"))
+    yield from problems
+    result = tally.score()
+    if result.problems > len(problems):
+        hidden = result.problems - len(problems)
+        yield f"... and {_rows(hidden)} more with a problem, not listed: fix the rows above first"
+    yield _score_line(result)
+
+
+def format_report(frame: pd.DataFrame, title: str, path_symbols: str = DEFAULT_PATH) -> str:
+    """The row-by-row table and score for one checked file, as plain text."""
+    rows = frame.to_dict("records")
+    return "\n".join(_report_lines(rows, _widths(rows, path_symbols), shown(title), Tally()))
 
 
 def _table_line(cells: list[str], widths: list[int]) -> str:
@@ -293,27 +372,12 @@ def _rows(count: int) -> str:
     return f"{count} row" if count == 1 else f"{count} rows"
 
 
-def _csv_files(names: list[str]) -> tuple[list[Path], list[str]]:
-    """The files to check (a folder gives its *.csv files) and one error line per bad name."""
-    files, errors = [], []
-    for name in names:
-        path = Path(name)
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix.lower() == ".csv" and p.is_file())
-            if not found:
-                errors.append(f"{path}: folder has no .csv files")
-            files.extend(found)
-        else:
-            files.append(path)
-    return files, errors
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "files",
         nargs="+",
         metavar="FILE",
-        help="a guesses CSV, or a folder of them (one per student)",
+        help="a guesses CSV, or a folder of them (one per student); at most 20 MB each",
     )
     parser.add_argument(
         "--summary", action="store_true", help="only the one-line summary per student"
@@ -322,25 +386,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print a report per file (and a class summary for several); 0 only if all rows are valid."""
-    files, errors = _csv_files(args.files)
+    files, errors = class_files(args.files)
     for error in errors:
         print(f"error: {error}", file=sys.stderr)
     summary = []
-    for path in files:
+    for path, student in zip(files, _student_names(files), strict=True):
         try:
-            frame = check_guesses(path)
+            result = _check_and_print(path, args.summary)
         except GuessFileError as error:
             print(f"error: {error}", file=sys.stderr)
-            summary.append((path.stem, None))
-            continue
-        if not args.summary:
-            print(format_report(frame, str(path)))
-            print()
-        summary.append((path.stem, score(frame)))
+            result = None
+        summary.append((student, result))
     if len(summary) > 1 or args.summary:
         print(format_summary(summary))
     all_valid = not errors and all(result and result.all_valid for _, result in summary)
     return 0 if all_valid else 1
+
+
+def _check_and_print(path: Path, summary_only: bool) -> Score:
+    """Check one file as a stream of rows: parse once for the widths, then check and print."""
+    text = read_text(path)
+    widths = _widths(_data_rows(text, path), DEFAULT_PATH)  # raises before anything is printed
+    rows = (_checked(row, DEFAULT_PATH) for row in _data_rows(text, path))
+    tally = Tally()
+    if summary_only:
+        for row in rows:
+            tally.add(row)
+    else:
+        for line in _report_lines(rows, widths, shown(str(path)), tally):
+            print(line)
+        print()
+    return tally.score()
+
+
+def _student_names(files: list[Path]) -> list[str]:
+    """Each file's name in the summary: its stem, or its whole path where two stems are alike."""
+    stems = Counter(path.stem for path in files)
+    return [shown(path.stem if stems[path.stem] == 1 else str(path)) for path in files]
 
 
 def format_summary(summary: list[tuple[str, Score | None]]) -> str:

@@ -1,0 +1,222 @@
+"""Reading a student's CSV file as hostile input: which files, which bytes, which records.
+
+Lesson 02's checker (`speclab.exercises`) reads files that come from a classroom: saved
+by any spreadsheet, named in any language, sometimes a pipe, a device or a broken link.
+This module turns a path into CSV records without ever hanging, filling the memory or
+modifying the file:
+
+- only a regular file is read, and at most `MAX_FILE_BYTES` of it;
+- UTF-8 (with or without a byte-order mark) and UTF-16 "Unicode text" are decoded;
+- the whole text goes through one `csv` reader (RFC 4180 records, `newline=""`), so a
+  quoted cell may hold line breaks, and U+2028, U+2029, U+0085 are just characters;
+- a record with broken quoting spoils that record only: reading goes on at the next line;
+- `shown` escapes what a terminal would hide or obey (bidi and C1 controls, line breaks).
+
+Problems with the file as a whole raise `GuessFileError`, a one-line message.
+Left out on purpose: guessing legacy encodings (cp1252, Shift-JIS): the student is asked
+to save as "CSV UTF-8" instead of being shown silently wrong letters.
+"""
+
+import csv
+import io
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+MAX_FILE_BYTES = 20_000_000  # a lesson's guesses file is a few hundred bytes
+# A record: (row number as a spreadsheet shows it, its cells or None, the problem or "").
+Record = tuple[int, list[str] | None, str]
+
+
+class GuessFileError(ValueError):
+    """The file as a whole cannot be checked (missing, empty, binary, no usable header)."""
+
+
+def shown(text: str) -> str:
+    """`text` with every non-printable character escaped (\\n, \\x9b, \\u202e, \\udcff).
+
+    str.isprintable is False for controls, format characters (bidi, zero width),
+    separators other than the space, surrogates (undecodable file-name bytes) and
+    unassigned code points: exactly what would hide, reorder or corrupt a report line.
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
+
+
+def cut(text: str, width: int) -> str:
+    """`shown(text)` in at most `width` characters, ending in "..." when cut."""
+    visible = shown(text[: width + 1])  # escaping only the part that can be shown
+    return visible if len(visible) <= width else visible[: width - 3] + "..."
+
+
+def read_text(path: Path) -> str:
+    """The file's decoded text, or GuessFileError saying in one line why not."""
+    raw = _read_bytes(path)
+    if raw.startswith(b"PK\x03\x04"):
+        raise GuessFileError(
+            f"{shown(str(path))}: is a spreadsheet workbook (.xlsx) or zip, not CSV; "
+            "in your spreadsheet use Save As -> 'CSV UTF-8'"
+        )
+    text = _decode(raw, path)
+    if any(ord(char) < 32 and char not in "\t\r\n" for char in text):
+        raise GuessFileError(
+            f"{shown(str(path))}: contains control characters: not a CSV text file"
+        )
+    if not text.strip():
+        raise GuessFileError(
+            f"{shown(str(path))}: is empty; it needs a header row: prefix,guess,expected_output"
+        )
+    return text
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_FILE_BYTES; anything else is refused unread."""
+    name = shown(str(path))
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        problem = "is a broken link" if os.path.islink(path) else "no such file"
+        raise GuessFileError(f"{name}: {problem}") from None
+    except OSError as error:
+        raise GuessFileError(f"{name}: cannot be read ({error.strerror})") from None
+    try:
+        raw = _read_regular(descriptor, name)
+    finally:
+        os.close(descriptor)
+    if len(raw) > MAX_FILE_BYTES:
+        raise GuessFileError(_too_big(name, len(raw)))
+    return raw
+
+
+def _read_regular(descriptor: int, name: str) -> bytes:
+    """The bytes behind an open descriptor if it is a regular file of at most the limit."""
+    status = os.fstat(descriptor)  # of what was opened: no race with a renamed file
+    if stat.S_ISDIR(status.st_mode):
+        raise GuessFileError(f"{name}: is a folder, not a CSV file")
+    if not stat.S_ISREG(status.st_mode):
+        raise GuessFileError(f"{name}: is not a regular file (a pipe or a device); not read")
+    if status.st_size > MAX_FILE_BYTES:
+        raise GuessFileError(_too_big(name, status.st_size))
+    chunks, total = [], 0
+    try:  # past the limit by at most one chunk: a file that grew since fstat is refused
+        while total <= MAX_FILE_BYTES and (chunk := os.read(descriptor, 1 << 20)):
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as error:
+        raise GuessFileError(f"{name}: cannot be read ({error.strerror})") from None
+    return b"".join(chunks)
+
+
+def _too_big(name: str, size: int) -> str:
+    return (
+        f"{name}: is too big ({size:,} bytes); the checker reads files up to "
+        f"{MAX_FILE_BYTES // 1_000_000} MB, and a guesses file is a few KB; not read"
+    )
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16", errors="replace")  # spreadsheet "Unicode text" export
+    if b"\x00" in raw:
+        raise GuessFileError(f"{shown(str(path))}: looks like a binary file, not a CSV text file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise GuessFileError(
+            f"{shown(str(path))}: is not UTF-8 text (a binary file, or a CSV saved in "
+            "another encoding); save it as 'CSV UTF-8'"
+        ) from None
+
+
+def separator(text: str) -> str:
+    """Comma, or the semicolon / tab a spreadsheet in another locale writes (from the header)."""
+    header_line = next((line for line in io.StringIO(text, newline="") if line.strip()), "")
+    counts = {sep: header_line.count(sep) for sep in (",", ";", "\t")}
+    best = max(counts, key=counts.get)
+    return best if counts[best] > 0 else ","
+
+
+def records(text: str, delimiter: str) -> Iterator[Record]:
+    """Every CSV record of `text`, numbered from 1 as a spreadsheet numbers its rows.
+
+    A blank line is a record with no cells (a spreadsheet shows it as an empty row).
+    A record the csv module refuses yields (row, None, problem); reading goes on at the
+    line after the one where that record began, so one stray quote spoils one row.
+    """
+    stream = io.StringIO(text, newline="")
+    row_number = 1
+    while True:
+        start = stream.tell()
+        reader = csv.reader(_lines(stream), delimiter=delimiter, strict=True)
+        try:
+            for cells in reader:
+                yield row_number, cells, ""
+                row_number += 1
+                start = stream.tell()
+            return
+        except csv.Error as error:
+            yield row_number, None, _quoting_problem(error)
+            row_number += 1
+            stream.seek(start)
+            stream.readline()  # skip the line the spoilt record began on
+
+
+def _lines(stream: io.StringIO) -> Iterator[str]:
+    """Lines read one at a time, so that stream.tell() marks where the next record begins."""
+    while line := stream.readline():
+        yield line
+
+
+def _quoting_problem(error: csv.Error) -> str:
+    if "field larger than field limit" in str(error):
+        return (
+            f"a cell is too long: longer than the {csv.field_size_limit():,} characters "
+            "a CSV cell may hold"
+        )
+    return 'broken quoting: a " opens a cell and never closes (or text follows it)'
+
+
+def class_files(names: list[str]) -> tuple[list[Path], list[str]]:
+    """The files to check (a folder gives its *.csv entries) and one error line per bad name.
+
+    Every *.csv entry of a folder is kept, whatever it is (a broken link, a pipe, an
+    unreadable file), so that read_text names its problem instead of it going missing.
+    """
+    files, errors = [], []
+    for name in names:
+        path = Path(name)
+        if not _is_folder(path):
+            files.append(path)
+            continue
+        try:
+            with os.scandir(path) as entries:
+                found = sorted(path / entry.name for entry in entries if _is_csv_entry(entry))
+        except OSError as error:
+            errors.append(f"{shown(str(path))}: folder cannot be listed ({error.strerror})")
+            continue
+        if not found:
+            errors.append(f"{shown(str(path))}: folder has no .csv files")
+        files.extend(found)
+    return files, errors
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False  # missing or unreachable: read_text will say why
+
+
+def _is_csv_entry(entry: os.DirEntry) -> bool:
+    if not entry.name.lower().endswith(".csv"):
+        return False
+    try:
+        return not entry.is_dir()  # a sub-folder named x.csv is not a student's file
+    except OSError:
+        return True  # cannot even tell: read_text will say why

@@ -1,0 +1,112 @@
+"""Tests for speclab.student_files: reading a student's file as hostile input."""
+
+import csv
+import io
+import os
+
+import pytest
+
+from speclab.student_files import (
+    MAX_FILE_BYTES,
+    GuessFileError,
+    class_files,
+    cut,
+    read_text,
+    records,
+    separator,
+    shown,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ABC", "ABC"),
+        ("حدس 🙂", "حدس 🙂"),  # printable in any script: shown as is
+        ("a\nb\tc\r", "a\\nb\\tc\\r"),
+        ("x\u202ey", "x\\u202ey"),  # right-to-left override
+        ("\x85\x9b", "\\x85\\x9b"),  # C1 controls: NEL, CSI
+        ("\u200b\ufeff\u2066\u00a0", "\\u200b\\ufeff\\u2066\\xa0"),
+        ("\u2028\u2029", "\\u2028\\u2029"),
+        ("caf\udce9", "caf\\udce9"),  # a file-name byte that is not UTF-8
+    ],
+)
+def test_shown_escapes_what_a_terminal_would_hide_or_obey(text, expected):
+    assert shown(text) == expected
+    assert shown(text).isprintable()
+
+
+def test_cut_keeps_short_cells_and_marks_long_ones():
+    assert cut("ABC", 20) == "ABC"
+    assert cut("A" * 20, 20) == "A" * 20
+    assert cut("A" * 21, 20) == "A" * 17 + "..."
+    assert cut("A" * 100_000, 20) == "A" * 17 + "..."
+    assert cut("\u202e" * 4, 20) == "\\u202e\\u202e\\u202..."  # escapes count in the width
+    assert len(cut("\x85" * 10_000, 12)) == 12
+
+
+def every_record(text: str, delimiter: str = ",") -> list[tuple]:
+    return list(records(text, delimiter))
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_records_follow_the_csv_module_on_valid_text(ending):
+    text = ending.join(["a,b", '"x\ny",z', "", '"q\u2028\r\n",""""', "last"]) + ending
+    expected = list(csv.reader(io.StringIO(text, newline=""), strict=True))  # the oracle
+    assert every_record(text) == [(n, cells, "") for n, cells in enumerate(expected, start=1)]
+
+
+def test_a_broken_record_spoils_itself_only():
+    text = 'a,b\n"open,1\n2,3\n"x"y,4\n5,6'
+    assert every_record(text) == [
+        (1, ["a", "b"], ""),
+        (2, None, 'broken quoting: a " opens a cell and never closes (or text follows it)'),
+        (3, ["2", "3"], ""),
+        (4, None, 'broken quoting: a " opens a cell and never closes (or text follows it)'),
+        (5, ["5", "6"], ""),
+    ]
+
+
+def test_a_cell_over_the_field_limit_is_too_long():
+    limit = csv.field_size_limit()
+    rows = every_record("a,b\n1," + "x" * (limit + 1) + "\n2,3\n")
+    assert rows[1][0] == 2 and rows[1][1] is None and "too long" in rows[1][2]
+    assert rows[2] == (3, ["2", "3"], "")
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [("prefix,guess", ","), ("prefix;guess", ";"), ("prefix\tguess", "\t"), ("prefix", ",")],
+)
+def test_separator_comes_from_the_first_non_blank_line(header, expected):
+    assert separator(f"\n  \n{header}\n,A;B\tC\n") == expected
+
+
+def test_read_text_refuses_what_is_not_a_small_regular_file(tmp_path):
+    os.mkfifo(tmp_path / "pipe.csv")
+    with pytest.raises(GuessFileError, match="not a regular file"):
+        read_text(tmp_path / "pipe.csv")  # returns at once: opened without waiting
+    with pytest.raises(GuessFileError, match="is a folder"):
+        read_text(tmp_path)
+    (tmp_path / "link.csv").symlink_to(tmp_path / "gone.csv")
+    with pytest.raises(GuessFileError, match="is a broken link"):
+        read_text(tmp_path / "link.csv")
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"prefix,guess\n")
+    os.truncate(big, MAX_FILE_BYTES + 1)
+    with pytest.raises(GuessFileError, match=r"too big \(20,000,001 bytes\).* 20 MB"):
+        read_text(big)
+    exact = tmp_path / "exact.csv"
+    exact.write_bytes(b"prefix,guess\n,ABC\n".ljust(MAX_FILE_BYTES, b" "))
+    assert read_text(exact).startswith("prefix,guess")
+
+
+def test_class_files_keeps_every_csv_entry_so_each_problem_is_named(tmp_path):
+    (tmp_path / "a.csv").write_text("prefix,guess\n")
+    (tmp_path / "B.CSV").write_text("prefix,guess\n")
+    (tmp_path / "notes.txt").write_text("not a csv")
+    (tmp_path / "ghost.csv").symlink_to(tmp_path / "gone.csv")
+    (tmp_path / "sub.csv").mkdir()
+    files, errors = class_files([str(tmp_path), str(tmp_path / "nope.csv")])
+    assert [path.name for path in files] == ["B.CSV", "a.csv", "ghost.csv", "nope.csv"]
+    assert errors == []
