@@ -306,3 +306,50 @@ def test_cli_bad_choice_is_an_argparse_error():
 def test_random_model_is_what_the_width_slider_uses():
     model = random_model(GPTConfig(1, 2, 128, 32), np.random.default_rng(0))
     assert bench.model_record(model)["dtype"] == "float64"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--blas-threads", "0"], "--blas-threads must be at least 1, got 0"),
+        (["--blas-threads", "-1"], "--blas-threads must be at least 1, got -1"),
+        (["--greedy-tokens", "0"], "--greedy-tokens must be at least 1, got 0"),
+        (["--n-past", "-1"], "--n-past must be at least 0, got -1"),
+        (["--seed", "-5"], "--seed must be at least 0, got -5"),
+    ],
+)
+def test_cli_bench_forward_numbers_are_checked_first(tiny_weights, tmp_path, capsys, monkeypatch,
+                                                     extra, message):  # fmt: skip
+    monkeypatch.setattr(bench, "_load_for_bench", lambda args: pytest.fail("loaded a model"))
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--out", str(tmp_path)]
+    assert main(argv + extra) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_cli_bench_forward_greedy_tokens_beyond_the_window_fail_before_timing(
+    tiny_weights, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(bench, "forward_cost", lambda *a, **k: pytest.fail("timed the curve"))
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--out", str(tmp_path),
+            "--greedy-tokens", "5000"]  # fmt: skip
+    assert main(argv) == 1
+    assert "--greedy-tokens 5000 leaves no room" in capsys.readouterr().err
+
+
+def test_cli_bench_forward_hostile_weights_give_one_line(tmp_path, capsys):
+    np.save(tmp_path / "plain.npy", np.ones(3))
+    argv = ["bench", "forward", "--weights", str(tmp_path / "plain.npy"), "--out", str(tmp_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a single .npy array" in err[0], err
+
+
+def test_forward_report_pair_is_written_together(tmp_path):
+    rows = [{"n_new": 1, "median_s": 0.5}]
+    json_path, csv_path = bench.save_report({"forward_cost": rows}, tmp_path)
+    before = json_path.read_bytes(), csv_path.read_bytes()
+    with pytest.raises(TypeError):
+        bench.save_report({"forward_cost": rows, "machine": object()}, tmp_path)
+    assert (json_path.read_bytes(), csv_path.read_bytes()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["forward.csv", "forward.json"]

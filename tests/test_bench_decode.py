@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 
 import numpy as np
 import pytest
@@ -219,20 +220,107 @@ def test_cli_bench_decode(models, prompts, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    ("extra", "message"),
+    ("extra", "status", "message"),
     [
-        (["--scenario", "nonsense"], "no scenario named 'nonsense'"),
-        (["--repeats", "0"], "at least 1"),
-        (["--k", "0"], "at least 1"),
+        (["--scenario", "nonsense"], 1, "no scenario named 'nonsense'"),
+        (["--max-new-tokens", "100"], 1, "target model's context window of 48 tokens"),
+        (["--repeats", "0"], 2, "--repeats must be at least 1, got 0"),
+        (["--k", "2", "--k", "0"], 2, "--k must be at least 1, got 0"),
+        (["--max-new-tokens", "0"], 2, "--max-new-tokens must be at least 1, got 0"),
+        (["--blas-threads", "0"], 2, "--blas-threads must be at least 1, got 0"),
+        (["--blas-threads", "-2"], 2, "--blas-threads must be at least 1, got -2"),
+        (["--seed", "-1"], 2, "--seed must be at least 0, got -1"),
     ],
 )
-def test_cli_bench_decode_errors(models, prompts, tmp_path, capsys, extra, message):
+def test_cli_bench_decode_errors(models, prompts, tmp_path, capsys, monkeypatch, extra, status,
+                                 message):  # fmt: skip
+    monkeypatch.setattr(bench_decode, "decode_report", nothing_is_timed)
     target, _ = models
     save(tmp_path / "t.npz", target.params, target.config)
     argv = ["bench", "decode", "--weights", str(tmp_path / "t.npz"), "--drafter", "lookup",
             "--prompts-dir", str(prompts), "--out", str(tmp_path), *extra]  # fmt: skip
-    assert main(argv) == 1
-    assert message in capsys.readouterr().err
+    assert main(argv) == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def nothing_is_timed(*args, **kwargs):
+    raise AssertionError("the benchmark started timing before the options were checked")
+
+
+def test_a_short_draft_model_or_hostile_weights_are_named_before_timing(
+    models, prompts, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(bench_decode, "decode_report", nothing_is_timed)
+    target, _ = models
+    short = GPTConfig(1, 2, 8, 16)  # the prompts are 11 and 15 tokens, + 10 new
+    save(tmp_path / "t.npz", target.params, target.config)
+    save(tmp_path / "short.npz", random_model(short, np.random.default_rng(2)).params, short)
+    np.save(tmp_path / "plain.npy", np.ones(3))
+    argv = ["bench", "decode", "--weights", str(tmp_path / "t.npz"),
+            "--prompts-dir", str(prompts), "--out", str(tmp_path / "out")]  # fmt: skip
+    cases = {
+        "short.npz": "the draft model's context window of 16 tokens is too short",
+        "plain.npy": "plain.npy is a single .npy array",
+    }
+    for name, message in cases.items():
+        assert main([*argv, "--draft-weights", str(tmp_path / name)]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize("what", ["decode", "forward"])
+def test_cli_bench_out_is_checked_before_timing(tmp_path, capsys, monkeypatch, what):
+    from speclab import bench
+
+    monkeypatch.setattr(bench_decode, "decode_report", nothing_is_timed)
+    monkeypatch.setattr(bench, "forward_report", nothing_is_timed)
+    a_file = tmp_path / "report.txt"
+    a_file.write_text("keep me", encoding="utf-8")
+    for out, message in ((a_file, "is a file, not a folder"),
+                         (a_file / "sub", "cannot write there")):  # fmt: skip
+        assert main(["bench", what, "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0] and str(out) in err[0], err
+    assert a_file.read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only folder")
+def test_cli_bench_out_not_writable(tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert main(["bench", "decode", "--out", str(locked / "bench")]) == 2
+    assert "cannot write there" in capsys.readouterr().err
+
+
+def test_the_report_pair_is_written_together(report, tmp_path):
+    out = tmp_path / "out"
+    json_path, csv_path = save_decode_report(report, out)
+    before = json_path.read_bytes(), csv_path.read_bytes()
+    broken = report | {"seconds": object()}  # JSON cannot hold it
+    with pytest.raises(TypeError):
+        save_decode_report(broken, out)
+    broken = report | {"results": [{"scenario": "x"}]}  # a row without the CSV's columns
+    with pytest.raises(KeyError):
+        save_decode_report(broken, out)
+    assert (json_path.read_bytes(), csv_path.read_bytes()) == before
+    assert sorted(p.name for p in out.iterdir()) == ["decode.csv", "decode.json"]
+
+
+def test_the_default_folder_is_the_clones_whatever_the_current_one(tmp_path, monkeypatch):
+    from speclab import bench
+    from speclab.cli import build_parser
+    from speclab.paths import repo_root
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("speclab.report_files.writable_folder", lambda out: out)  # no writing
+    args = build_parser().parse_args(["bench", "decode"])
+    assert bench.option_problem(args) is None
+    assert args.out == repo_root() / "build" / "bench"
+    assert bench_decode.saved_report_path() in (
+        repo_root() / "build" / "bench" / "decode.json",
+        repo_root() / "data" / "bench" / "decode.json",
+    )
 
 
 def test_loss_reasons():

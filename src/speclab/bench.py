@@ -21,7 +21,6 @@ Sections: 1. machine record, 2. timing core, 3. lesson 04 (forward cost),
 Left out: GPUs (only modelled), batching of several sequences, and float16.
 """
 
-import csv
 import json
 import math
 import os
@@ -651,14 +650,41 @@ def add_arguments(parser):
                         help="limit BLAS threads (default: forward the library's choice, decode 1)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
     parser.add_argument("--quick", action="store_true", help="few settings and rounds (for tests)")
-    parser.add_argument("--out", type=Path, default=Path("build/bench"),
-                        help="folder for forward.json/.csv and decode.json/.csv")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for forward.json/.csv and decode.json/.csv "
+                        "(default: build/bench in the clone, where lesson 06 looks)")  # fmt: skip
     from speclab import bench_decode
 
     bench_decode.add_arguments(parser)
 
 
+# The smallest value of each numeric option (None, an option's default, means "not given").
+LEAST = {"n_past": 0, "repeats": 1, "greedy_tokens": 1, "blas_threads": 1, "seed": 0,
+         "max_new_tokens": 1, "k": 1}  # fmt: skip
+
+
+def option_problem(args) -> str | None:
+    """What is wrong with the numeric options or --out (None if nothing), found before any
+    model is loaded or timed; --out is made and written to once (see report_files)."""
+    from speclab.paths import bench_dir
+    from speclab.report_files import writable_folder
+
+    for name, least in LEAST.items():
+        given = getattr(args, name, None)
+        for value in given if isinstance(given, list) else [given]:  # --k repeats
+            if value is not None and value < least:
+                return f"--{name.replace('_', '-')} must be at least {least}, got {value}"
+    try:
+        args.out = writable_folder(args.out or bench_dir())
+    except OSError as error:
+        return str(error)
+    return None
+
+
 def run(args) -> int:
+    if problem := option_problem(args):
+        print(f"speclab bench {args.what}: {problem}", file=sys.stderr)
+        return 2
     if args.what == "decode":
         from speclab.bench_decode import run_decode
 
@@ -675,6 +701,11 @@ def _load_for_bench(args) -> Model:
 
 def forward_report(args, model: Model) -> dict:
     """Measure everything `speclab bench forward` reports; returns the JSON-able record."""
+    if args.greedy_tokens >= model.config.n_ctx:  # checked now, not after the curve is timed
+        raise ValueError(
+            f"--greedy-tokens {args.greedy_tokens} leaves no room for a prompt in the "
+            f"context window of {model.config.n_ctx}"
+        )
     rng = np.random.default_rng(args.seed)
     repeats = args.repeats or (3 if args.quick else 31)
     n_new_values = [1, 2, VERIFY_TOKENS] if args.quick else list(range(1, 17))
@@ -712,15 +743,17 @@ def forward_report(args, model: Model) -> dict:
 
 
 def save_report(report: dict, out: Path) -> tuple[Path, Path]:
-    """forward.json (everything) and forward.csv (the cost curve) in the folder out."""
+    """forward.json (everything) and forward.csv (the cost curve) in the folder out, together."""
+    from speclab.report_files import csv_text, write_together
+
     out.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = out / "forward.json", out / "forward.csv"
-    json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     rows = report["forward_cost"]
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    files = {
+        json_path: json.dumps(report, indent=2) + "\n",
+        csv_path: csv_text(rows, list(rows[0])),
+    }
+    write_together(files)
     return json_path, csv_path
 
 
@@ -741,11 +774,7 @@ def _load_text(machine: dict) -> str:
 
 
 def run_forward(args) -> int:
-    for name in ("n_past", "greedy_tokens", "repeats", "blas_threads"):
-        value = getattr(args, name)
-        if value is not None and value < (0 if name == "n_past" else 1):
-            print(f"speclab bench: --{name.replace('_', '-')} is out of range", file=sys.stderr)
-            return 2
+    """`speclab bench forward`, its options already checked by `run`."""
     try:
         model = _load_for_bench(args)
         with blas_threads(args.blas_threads):
@@ -753,7 +782,11 @@ def run_forward(args) -> int:
     except (FileNotFoundError, ValueError) as error:
         print(f"speclab bench forward: {error}", file=sys.stderr)
         return 1
-    json_path, csv_path = save_report(report, args.out)
+    try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
+        json_path, csv_path = save_report(report, args.out)
+    except OSError as error:
+        print(f"speclab bench forward: cannot save the report ({error})", file=sys.stderr)
+        return 1
     ratio, greedy = report["ratio_5_to_1"], report["greedy"]
     config, machine = model.config, report["machine"]
     verdict = "met" if ratio["met"] else "NOT met"

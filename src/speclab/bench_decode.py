@@ -27,7 +27,6 @@ concurrent heavy job (a training run) makes them meaningless, and the report rec
 load average so a reader can tell.
 """
 
-import csv
 import json
 import os
 import sys
@@ -41,6 +40,7 @@ from speclab.adaptive import AdaptiveK, FixedK
 from speclab.counting import expected_speedup
 from speclab.decoding import DecodeResult, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.report_files import csv_text, write_together
 from speclab.scenarios import (
     Scenario,
     load_scenarios,
@@ -485,15 +485,14 @@ CSV_FIELDS = [
 
 
 def save_decode_report(report: dict, out: Path) -> tuple[Path, Path]:
-    """decode.json (everything) and decode.csv (one row per scenario and method)."""
+    """decode.json (everything) and decode.csv (one row per scenario and method), together:
+    lesson 06 reads both, so a failure leaves the previous pair, never a new JSON beside
+    an old CSV."""
     out.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = out / "decode.json", out / "decode.csv"
-    json_path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        for row in report["results"]:
-            writer.writerow({key: _csv_value(row[key]) for key in CSV_FIELDS})
+    rows = [{key: _csv_value(row[key]) for key in CSV_FIELDS} for row in report["results"]]
+    files = {json_path: json.dumps(report, indent=1) + "\n", csv_path: csv_text(rows, CSV_FIELDS)}
+    write_together(files)
     return json_path, csv_path
 
 
@@ -526,9 +525,9 @@ def saved_report_path() -> Path | None:
     class sees its own machine; a `--quick` run there does not count. Otherwise the report
     shipped in data/bench/, measured on a quiet machine.
     """
-    from speclab.paths import data_dir, repo_root
+    from speclab.paths import bench_dir, data_dir
 
-    own = repo_root() / "build" / "bench" / "decode.json"
+    own = bench_dir() / "decode.json"
     if own.is_file() and _is_full_run(own):
         return own
     shipped = data_dir() / "bench" / "decode.json"
@@ -586,21 +585,36 @@ def settings_from_args(args) -> Settings:
     return Settings(**(asdict(base) | changes))
 
 
+def check_fits(model, which: str, scenarios: list[Scenario], settings: Settings) -> None:
+    """Every prompt + its new tokens must fit the model's context window: checked before
+    timing, with the --max-new-tokens in force, so a short draft model fails at once."""
+    for scenario in scenarios:
+        for prompt in scenario.prompts[: settings.prompts_per_scenario]:
+            needed = len(prompt.tokens) + (settings.max_new_tokens or prompt.max_new_tokens)
+            if needed > model.config.n_ctx:
+                raise ValueError(
+                    f"the {which}'s context window of {model.config.n_ctx} tokens is too short "
+                    f"for {scenario.path.name} prompt {prompt.id!r}: {len(prompt.tokens)} "
+                    f"tokens + {needed - len(prompt.tokens)} new"
+                )
+
+
 def run_decode(args) -> int:
     from speclab.bench import describe_blas
     from speclab.paths import weights_dir
     from speclab.weights import load
 
-    try:
+    try:  # the numeric options and --out were checked by speclab.bench.run
         settings = settings_from_args(args)
-        if settings.repeats < 1 or min(settings.k_values) < 1 or (settings.max_new_tokens or 1) < 1:
-            raise ValueError("--repeats, --k and --max-new-tokens must be at least 1")
         scenarios = load_scenarios(args.prompts_dir, args.scenario)
         dtype = np.dtype(args.dtype)
         target_path = args.weights or weights_dir() / "target.npz"
         draft_path = args.draft_weights or weights_dir() / "draft.npz"
         target = load(target_path, dtype=dtype)
         draft = load(draft_path, dtype=dtype) if "model" in settings.drafters else None
+        for model, which in ((target, "target model"), (draft, "draft model")):
+            if model is not None:
+                check_fits(model, which, scenarios, settings)
         load_now = _load_average()
         if load_now and load_now[0] > 1.0:
             print(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "
@@ -610,7 +624,11 @@ def run_decode(args) -> int:
     except (FileNotFoundError, ValueError) as error:
         print(f"speclab bench decode: {error}", file=sys.stderr)
         return 1
-    json_path, csv_path = save_decode_report(report, args.out)
+    try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
+        json_path, csv_path = save_decode_report(report, args.out)
+    except OSError as error:
+        print(f"speclab bench decode: cannot save the report ({error})", file=sys.stderr)
+        return 1
     print(describe_report(report))
     print(f"{describe_blas(report['machine'])}\nsaved {json_path} and {csv_path}")
     return 0 if report["equal_to_greedy"]["all_equal"] else 3

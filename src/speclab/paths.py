@@ -28,3 +28,8 @@ def weights_dir() -> Path:
 
 def prompts_dir() -> Path:
     return data_dir() / "prompts"
+
+
+def bench_dir() -> Path:
+    """Where `speclab bench` writes its reports by default, and lesson 06 looks for them."""
+    return repo_root() / "build" / "bench"

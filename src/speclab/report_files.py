@@ -1,0 +1,64 @@
+"""Where a benchmark's report goes, and writing it so that it is never half there (lesson 06).
+
+`speclab bench` writes a pair of files per benchmark (forward.json + forward.csv, decode.json
++ decode.csv): the JSON holds everything, the CSV the table a spreadsheet opens. Lesson 06
+reads the learner's own decode.json from the clone's build/bench/ (see
+`speclab.paths.bench_dir`), so that is the default folder whatever the current one is.
+
+Two rules a long measurement needs: the folder is checked (made, and written to once)
+before the timing starts, so a typo in --out costs nothing; and the pair is written
+together: each file to a temporary name first, then both renamed, so a failure leaves the
+previous pair as it was and no temporary file behind.
+
+Left out: locking against two benchmarks writing the same folder at once (the later wins).
+"""
+
+import csv
+import io
+import os
+import tempfile
+from pathlib import Path
+
+
+def writable_folder(out: Path) -> Path:
+    """out, made if missing and tried with a temporary file; OSError naming the problem if not."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OSError(f"--out {out} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        raise OSError(f"--out {out}: cannot write there ({error.strerror or error})") from None
+    return out
+
+
+def csv_text(rows: list[dict], fields: list[str]) -> str:
+    """The CSV of rows (one dict each, keys beyond fields ignored), made in memory."""
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_together(files: dict[Path, str]) -> None:
+    """Write every file or none of them: {path: text}, UTF-8.
+
+    Each text goes to a temporary file beside its target; only when all are written are
+    they renamed over the targets (a rename within a folder is atomic), so a failure while
+    writing (a full disk, a bad value) leaves the old files untouched.
+    """
+    temporary: dict[Path, Path] = {}
+    try:
+        for path, text in files.items():
+            handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            temporary[path] = Path(name)
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(text.encode("utf-8"))
+        for path, temp in temporary.items():
+            temp.replace(path)
+    finally:
+        for temp in temporary.values():
+            temp.unlink(missing_ok=True)  # already renamed, or left by a failure

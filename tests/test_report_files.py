@@ -1,0 +1,43 @@
+"""Report files: the output folder checked before timing, and a pair written both or neither."""
+
+import os
+
+import pytest
+
+from speclab.report_files import csv_text, writable_folder, write_together
+
+
+def test_write_together_leaves_nothing_half_written(tmp_path):
+    first = tmp_path / "a.json"
+    first.write_text("old", encoding="utf-8")
+    with pytest.raises(OSError):
+        write_together({first: "new", tmp_path / "missing" / "b.csv": "new"})
+    assert first.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left
+    write_together({first: "new ✓", tmp_path / "b.csv": "x,y\r\n"})
+    assert first.read_text(encoding="utf-8") == "new ✓"
+    assert (tmp_path / "b.csv").read_bytes() == b"x,y\r\n"
+
+
+def test_writable_folder_makes_the_folder_and_names_what_is_wrong(tmp_path):
+    assert writable_folder(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert (tmp_path / "a" / "b").is_dir() and not any((tmp_path / "a" / "b").iterdir())
+    a_file = tmp_path / "file"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(OSError, match="is a file, not a folder"):
+        writable_folder(a_file)
+    with pytest.raises(OSError, match="cannot write there"):
+        writable_folder(a_file / "sub")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only folder")
+def test_writable_folder_refuses_a_read_only_folder(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(OSError, match="cannot write there"):
+        writable_folder(locked)
+
+
+def test_csv_text_is_what_a_csv_file_would_hold():
+    rows = [{"a": 1, "b": "x,y", "extra": 3}, {"a": 2, "b": 'say "hi"'}]
+    assert csv_text(rows, ["a", "b"]) == 'a,b\r\n1,"x,y"\r\n2,"say ""hi"""\r\n'
