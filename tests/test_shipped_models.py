@@ -83,3 +83,17 @@ def test_readme_states_the_shipped_models_figures(target):
         assert f"{meta['training_seconds'] / 60:.0f} minutes" in readme, model.name
         n_params = sum(int(np.prod(shape)) for shape in param_shapes(model.config).values())
         assert f"({n_params:,} parameters)" in readme, model.name
+
+
+def test_saved_benchmark_reports_are_for_the_shipped_weights():
+    """data/bench/ must be re-run whenever a weights file changes: lesson 06 reads it."""
+    import json
+
+    from speclab.paths import data_dir
+    from speclab.weights import file_sha256
+
+    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    for name in ("target", "draft"):
+        assert decode["models"][name]["sha256"] == file_sha256(weights_dir() / f"{name}.npz")
+    forward_report = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
+    assert forward_report["model"]["trained_steps"] == load_target().meta["trained_steps"]

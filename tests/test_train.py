@@ -249,3 +249,15 @@ def test_steps_at_or_below_the_checkpoint_export_it_as_it_is(tmp_path):
     assert result.returncode == 0, result.stderr
     assert load(out).meta["trained_steps"] == 3 and "nothing to train" in result.stdout
     assert not list(run_dir.glob("*.tmp.npz"))
+
+
+def test_the_kept_checkpoint_resumes_with_the_current_recipe():
+    """README: data/weights/checkpoints/target.npz goes on with `speclab train target`, so it
+    must have been made with today's target recipe (only the number of steps may differ)."""
+    from speclab.paths import weights_dir
+    from speclab.train import load_checkpoint
+
+    cfg = RECIPES["target"]
+    params, state, step, _, log = load_checkpoint(weights_dir() / "checkpoints" / "target.npz", cfg)
+    assert params["wpe"].shape == (cfg.n_ctx, cfg.n_embd) and step == log["history"][-1]["step"]
+    assert "copy_gap_far" in log["history"][-1]

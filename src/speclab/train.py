@@ -66,8 +66,8 @@ class TrainConfig:
 # steps; rows of 256 always at positions 0..255 copy after about 1,200-1,600 steps, and the
 # skill carries over to the full context within a few hundred steps of full-length rows.
 RECIPES = {
-    "target": TrainConfig(steps=4000),
-    "draft": TrainConfig(n_layer=2, n_head=4, n_embd=64, steps=4500, short_steps=2500, lr=4e-3),
+    "target": TrainConfig(steps=6000),
+    "draft": TrainConfig(n_layer=2, n_head=4, n_embd=64, steps=3500, short_steps=2500, lr=4e-3),
     "smoke": TrainConfig(
         n_layer=1, n_head=2, n_embd=16, n_ctx=64, steps=6, batch_tokens=128, n_seq=32,
         short_steps=3, warmup=2, val_every=3, max_corpus_bytes=200_000,
