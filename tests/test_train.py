@@ -192,6 +192,9 @@ def test_set_changes_a_field_and_names_a_bad_one():
         with_overrides(cfg, ["shortsteps=3"])
     with pytest.raises(ValueError, match="not a valid int"):
         with_overrides(cfg, ["n_ctx=big"])
+    for bad in ("n_seq=0", "lr=-1", "copy_fraction=1.5", "n_layer=-2"):
+        with pytest.raises(ValueError, match=bad.split("=")[0]):
+            with_overrides(cfg, [bad])
 
 
 def test_stop_at_stops_early_and_resumes_on_the_same_schedule(tmp_path):

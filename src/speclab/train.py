@@ -683,7 +683,15 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
             raise ValueError(
                 f"--set {setting!r}: {text!r} is not a valid {kind.__name__}"
             ) from None
-    return TrainConfig(**(fields | changes))
+    cfg = TrainConfig(**(fields | changes))
+    positive = ("n_layer", "n_head", "n_embd", "n_ctx", "steps", "batch_tokens", "n_seq",
+                "val_every", "lr")  # fmt: skip
+    for name in positive:
+        if getattr(cfg, name) <= 0:
+            raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
+    if not 0 <= cfg.copy_fraction <= 1:
+        raise ValueError(f"--set copy_fraction={cfg.copy_fraction}: must be between 0 and 1")
+    return cfg
 
 
 def run(args) -> int:
