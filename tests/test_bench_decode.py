@@ -308,14 +308,14 @@ def test_the_report_pair_is_written_together(report, tmp_path):
 
 
 def test_the_default_folder_is_the_clones_whatever_the_current_one(tmp_path, monkeypatch):
-    from speclab import bench
+    from speclab import bench_cli
     from speclab.cli import build_parser
     from speclab.paths import repo_root
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("speclab.report_files.writable_folder", lambda out: out)  # no writing
     args = build_parser().parse_args(["bench", "decode"])
-    assert bench.option_problem(args) is None
+    assert bench_cli.option_problem(args) is None
     assert args.out == repo_root() / "build" / "bench"
     assert bench_decode.saved_report_path() in (
         repo_root() / "build" / "bench" / "decode.json",

@@ -9,10 +9,12 @@ from hypothesis import strategies as st
 
 from speclab.counting import (
     RoundCount,
+    break_even_alpha,
     count_round,
     expected_speedup,
     expected_tokens_per_round,
     simulate_rounds,
+    speedup_with_verify_cost,
     total_forwards,
 )
 
@@ -157,3 +159,22 @@ def test_simulation_feeds_total_forwards():
     forwards, tokens = total_forwards(accepted, k=4)
     assert forwards == 1000
     assert tokens == int(accepted.sum()) + 1000
+
+
+def test_break_even_alpha_solves_the_speedup_equation():
+    for k, ratio, c in [(4, 1.3, 0.0), (4, 2.0, 0.05), (2, 1.1, 0.1)]:
+        alpha = break_even_alpha(k, ratio, c)
+        assert 0 < alpha < 1
+        assert expected_tokens_per_round(alpha, k) == pytest.approx(k * c + ratio, rel=1e-9)
+        assert speedup_with_verify_cost(alpha, k, ratio, c) == pytest.approx(1.0)
+    assert break_even_alpha(4, 1.0) == 0.0  # Leviathan's assumption: never loses
+    assert break_even_alpha(4, 5.0) == 1.0  # a round costs as much as 5 plain steps
+
+
+def test_speedup_with_verify_cost_reduces_to_leviathan():
+    from speclab.counting import expected_speedup
+
+    for alpha in (0.0, 0.5, 0.9):
+        assert speedup_with_verify_cost(alpha, 4, 1.0, 0.1) == pytest.approx(
+            expected_speedup(alpha, 4, 0.1)
+        )

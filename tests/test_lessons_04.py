@@ -12,14 +12,8 @@ import re
 import pytest
 from lesson_tables import cells, checked_tables, close  # a helper in tests/
 
-from speclab.bench import (
-    break_even_alpha,
-    matmul_params,
-    roofline_free_positions,
-    roofline_time,
-    speedup_with_verify_cost,
-)
-from speclab.counting import expected_tokens_per_round
+from speclab.bench import matmul_params, roofline_free_positions, roofline_time
+from speclab.counting import break_even_alpha, expected_tokens_per_round, speedup_with_verify_cost
 from speclab.gpt import GPTConfig
 from speclab.paths import repo_root
 

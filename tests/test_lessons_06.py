@@ -12,8 +12,8 @@ import pytest
 from lesson_tables import cells, checked_tables, close  # a helper in tests/
 
 from speclab.adaptive import CostModel, best_k
-from speclab.bench import break_even_alpha, speedup_with_verify_cost
 from speclab.bench_decode import alpha_estimate
+from speclab.counting import break_even_alpha, speedup_with_verify_cost
 from speclab.decoding import Round
 from speclab.paths import data_dir, repo_root
 

@@ -9,8 +9,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from speclab import figures
-from speclab.bench import break_even_alpha
 from speclab.bench_decode import Settings, decode_report
+from speclab.counting import break_even_alpha
 from speclab.gpt import GPTConfig
 from speclab.scenarios import load_scenarios
 from speclab.weights import random_model

@@ -10,24 +10,20 @@ once per forward at a memory bandwidth, against arithmetic at a peak rate) whose
 are assumptions the caller states. `speclab bench forward` runs the measurements and
 saves them with a record of the machine.
 
-How timing is done (the brief's honesty rules): every setting is timed in the same run,
-interleaved (each round runs every setting once, in a fresh random order), with
-`time.perf_counter`; results are medians with the interquartile range, and the result
-that matters is a ratio (paired within a round), not an absolute time. The core is numpy;
-threadpoolctl (the BLAS record) and tqdm (progress bars) are imported where used.
+How it is timed (speclab.timing): every setting in the same run, interleaved, medians with
+the interquartile range, ratios paired within a round; the report carries the machine
+record. `speclab bench` (speclab.bench_cli) runs this benchmark as `forward` and lesson
+06's decoding benchmark (speclab.bench_decode) as `decode`.
 
-Sections: 1. machine record, 2. timing core, 3. lesson 04 (forward cost),
-4. lesson 06 (decoding scenarios: speclab.bench_decode), 5. command line.
+Sections: 1. what one forward costs, 2. `speclab bench forward`.
 Left out: GPUs (only modelled), batching of several sequences, and float16.
 """
 
 import json
 import math
-import os
-import platform
 import sys
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -37,196 +33,18 @@ import numpy as np
 from speclab import gpt
 from speclab.gpt import GPTConfig, forward
 from speclab.kv_cache import KVCache
+from speclab.timing import (
+    Timings,
+    blas_threads,
+    describe_blas,
+    interleaved_times,
+    load_text,
+    machine_record,
+    model_record,
+)
 from speclab.weights import Model, random_model
 
-# --- 1. machine record --------------------------------------------------------------------
-
-
-def cpu_model() -> str:
-    """The processor's name as the operating system reports it."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def cpu_caches() -> dict[str, int]:
-    """Data cache sizes in bytes of the first processor, {"L1d": ..., "L2": ..., "L3": ...}.
-
-    Read from Linux's sysfs; empty where the system does not say.
-    """
-    units = {"K": 1024, "M": 1024**2, "G": 1024**3}
-    caches = {}
-    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
-        try:
-            level, kind, size = ((index / f).read_text().strip() for f in ("level", "type", "size"))
-        except OSError:
-            continue
-        if kind == "Instruction" or not size:
-            continue
-        multiplier = units.get(size[-1], 1)
-        digits = size[:-1] if size[-1] in units else size
-        caches[f"L{level}" + ("d" if kind == "Data" else "")] = int(digits) * multiplier
-    return caches
-
-
-def blas_record() -> list[dict]:
-    """Each BLAS library numpy loaded: library, version, kernel (architecture), threads."""
-    from threadpoolctl import threadpool_info
-
-    return [
-        {
-            "library": info.get("internal_api"),
-            "version": info.get("version"),
-            "kernel": info.get("architecture"),
-            "threads": info.get("num_threads"),
-            "threading_layer": info.get("threading_layer"),
-            "file": Path(info.get("filepath", "")).name,
-        }
-        for info in threadpool_info()
-        if info.get("user_api") == "blas"
-    ]
-
-
-def machine_record() -> dict:
-    """What a timing depends on: versions, processor, BLAS kernel, OpenBLAS overrides."""
-    import speclab
-
-    return {
-        "speclab": speclab.__version__,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "cpu": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "caches": cpu_caches(),
-        "blas": blas_record(),
-        "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),  # None: not set
-        "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE"),
-    }
-
-
-def model_record(model: Model) -> dict:
-    """Which model was timed: name, shape, dtype and (if trained) its validation loss."""
-    return {
-        "name": model.name,
-        "config": {key: int(value) for key, value in model.config.__dict__.items()},
-        "dtype": str(model.params["wte"].dtype),
-        "val_bits_per_byte": model.meta.get("val_bits_per_byte"),
-        "trained_steps": model.meta.get("trained_steps"),
-    }
-
-
-def blas_threads(n_threads: int | None):
-    """A context that limits BLAS to n_threads (None: leave the library's default)."""
-    from contextlib import nullcontext
-
-    from threadpoolctl import threadpool_limits
-
-    if n_threads is None:
-        return nullcontext()
-    return threadpool_limits(limits=n_threads, user_api="blas")
-
-
-# --- 2. timing core ----------------------------------------------------------------------
-
-# A task is (prepare, work): prepare() runs untimed just before work(), which is timed.
-Task = tuple[Callable[[], object], Callable[[], object]]
-
-
-def interleaved_times(
-    tasks: dict[Hashable, Task],
-    repeats: int,
-    rng: np.random.Generator,
-    warmup: int = 1,
-    progress: bool = False,
-) -> dict[Hashable, np.ndarray]:
-    """Seconds per run of each task, {key: [repeats]}.
-
-    Each round runs every task once, in a fresh random order, so slow drifts of the
-    machine (another process, a clock change) fall on all tasks alike. The first
-    `warmup` rounds are run but not kept.
-    """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    keys = list(tasks)
-    times = {key: np.empty(repeats) for key in keys}  # each [repeats]
-    rounds = range(-warmup, repeats)
-    if progress:
-        from tqdm.auto import tqdm
-
-        rounds = tqdm(rounds, desc="timing", unit="round", leave=False)
-    for round_index in rounds:
-        for index in rng.permutation(len(keys)):
-            prepare, work = tasks[keys[index]]
-            prepare()
-            start = time.perf_counter()
-            work()
-            elapsed = time.perf_counter() - start
-            if round_index >= 0:
-                times[keys[index]][round_index] = elapsed
-    return times
-
-
-@dataclass(frozen=True)
-class Timings:
-    """Interleaved measurements: times[i, r] is round r of the setting values[i], in seconds."""
-
-    label: str  # what varies: "n_new", "n_seq", ...
-    values: np.ndarray  # [n_settings]
-    times: np.ndarray  # [n_settings, repeats]
-
-    @classmethod
-    def from_dict(cls, label: str, measured: dict) -> "Timings":
-        values = list(measured)
-        return cls(label, np.array(values), np.stack([measured[v] for v in values]))
-
-    @property
-    def median(self) -> np.ndarray:  # [n_settings]
-        return np.median(self.times, axis=1)
-
-    @property
-    def q25(self) -> np.ndarray:  # [n_settings]
-        return np.quantile(self.times, 0.25, axis=1)
-
-    @property
-    def q75(self) -> np.ndarray:  # [n_settings]
-        return np.quantile(self.times, 0.75, axis=1)
-
-    def index(self, value) -> int:
-        found = np.flatnonzero(self.values == value)
-        if found.size == 0:
-            raise KeyError(f"{self.label} = {value} was not measured ({self.values.tolist()})")
-        return int(found[0])
-
-    def ratios(self, base) -> np.ndarray:
-        """Each setting's time over base's in the same round: [n_settings, repeats]."""
-        return self.times / self.times[self.index(base)]
-
-    def ratio(self, value, base) -> dict:
-        """Median and interquartile range of the paired ratio time(value) / time(base)."""
-        paired = self.ratios(base)[self.index(value)]  # [repeats]
-        low, mid, high = np.quantile(paired, [0.25, 0.5, 0.75])
-        return {"median": float(mid), "q25": float(low), "q75": float(high)}
-
-    def rows(self, base=None) -> list[dict]:
-        """One dict per setting (for CSV): median and quartiles in seconds, ratio to base."""
-        table = []
-        for i, value in enumerate(self.values.tolist()):
-            row = {self.label: value, "median_s": float(self.median[i])}
-            row |= {"q25_s": float(self.q25[i]), "q75_s": float(self.q75[i])}
-            row["repeats"] = int(self.times.shape[1])
-            if base is not None:
-                row[f"ratio_to_{base}"] = float(np.median(self.ratios(base)[i]))
-            table.append(row)
-        return table
-
-
-# --- 3. lesson 04: what one forward costs ---------------------------------------------------
+# --- 1. lesson 04: what one forward costs ---------------------------------------------------
 
 
 def filled_cache(model: Model, tokens) -> KVCache:
@@ -554,38 +372,6 @@ def roofline_free_positions(bytes_per_param: float, bandwidth: float, peak_flops
     return peak_flops * bytes_per_param / (2.0 * bandwidth)
 
 
-def speedup_with_verify_cost(alpha, k: int, verify_ratio: float, draft_cost: float = 0.0):
-    """Leviathan et al. (2023) speedup when verifying k + 1 positions costs verify_ratio steps.
-
-    Expected tokens per round (1 - alpha^(k+1)) / (1 - alpha) over the round's time in plain
-    steps, k * draft_cost + verify_ratio. Their Eq. assumes verify_ratio = 1.
-    """
-    from speclab.counting import expected_tokens_per_round
-
-    return expected_tokens_per_round(alpha, k) / (k * draft_cost + verify_ratio)
-
-
-def break_even_alpha(k: int, verify_ratio: float, draft_cost: float = 0.0) -> float:
-    """The acceptance rate alpha at which speculation is exactly as fast as plain decoding.
-
-    Bisection on alpha in [0, 1]; 0.0 if speculation never loses (round cost <= 1),
-    1.0 if it never wins (round cost >= k + 1, more than the most tokens a round gives).
-    """
-    cost = k * draft_cost + verify_ratio
-    if cost <= 1.0:
-        return 0.0
-    if cost >= k + 1:
-        return 1.0
-    low, high = 0.0, 1.0
-    for _ in range(60):
-        middle = (low + high) / 2
-        if speedup_with_verify_cost(middle, k, verify_ratio, draft_cost) < 1.0:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
-
-
 def greedy_seconds(
     model: Model, prompt_tokens, n_tokens: int, repeats: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, list[int]]:
@@ -614,11 +400,7 @@ def greedy_seconds(
     return measured["greedy"], state["produced"]
 
 
-# --- 4. lesson 06: decoding scenarios -------------------------------------------------------
-# `speclab bench decode` lives in speclab.bench_decode (options added by add_arguments below).
-
-
-# --- 5. command line ------------------------------------------------------------------------
+# --- 2. `speclab bench forward` ------------------------------------------------------------------------
 
 GREEDY_PROMPT = (
     "def moving_average(values, window):\n"
@@ -627,69 +409,6 @@ GREEDY_PROMPT = (
 )
 VERIFY_TOKENS = 5  # k + 1 for k = 4 drafts, lesson 03's round
 RATIO_GOAL = 1.3  # issue 3: a 5-token forward costs at most 1.3 one-token forwards
-
-
-def add_arguments(parser):
-    parser.add_argument(
-        "what", nargs="?", default="decode", choices=["forward", "decode"],
-        help="forward: cost of one forward vs new positions (lesson 04); "
-        "decode: speedup per scenario (lesson 06)",
-    )  # fmt: skip
-    parser.add_argument("--weights", type=Path, default=None,
-                        help="weights file to time (default: the shipped target)")  # fmt: skip
-    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                        help="compute dtype (decoding uses float64)")  # fmt: skip
-    parser.add_argument(
-        "--n-past", type=int, default=256, help="cached positions before the new ones"
-    )
-    parser.add_argument(
-        "--repeats", type=int, default=None, help="interleaved rounds (forward 31, decode 7)"
-    )
-    parser.add_argument("--greedy-tokens", type=int, default=128, help="tokens per greedy run")
-    parser.add_argument("--blas-threads", type=int, default=None,
-                        help="limit BLAS threads (default: forward the library's choice, decode 1)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
-    parser.add_argument("--quick", action="store_true", help="few settings and rounds (for tests)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder for forward.json/.csv and decode.json/.csv "
-                        "(default: build/bench in the clone, where lesson 06 looks)")  # fmt: skip
-    from speclab import bench_decode
-
-    bench_decode.add_arguments(parser)
-
-
-# The smallest value of each numeric option (None, an option's default, means "not given").
-LEAST = {"n_past": 0, "repeats": 1, "greedy_tokens": 1, "blas_threads": 1, "seed": 0,
-         "max_new_tokens": 1, "k": 1}  # fmt: skip
-
-
-def option_problem(args) -> str | None:
-    """What is wrong with the numeric options or --out (None if nothing), found before any
-    model is loaded or timed; --out is made and written to once (see report_files)."""
-    from speclab.paths import bench_dir
-    from speclab.report_files import writable_folder
-
-    for name, least in LEAST.items():
-        given = getattr(args, name, None)
-        for value in given if isinstance(given, list) else [given]:  # --k repeats
-            if value is not None and value < least:
-                return f"--{name.replace('_', '-')} must be at least {least}, got {value}"
-    try:
-        args.out = writable_folder(args.out or bench_dir())
-    except OSError as error:
-        return str(error)
-    return None
-
-
-def run(args) -> int:
-    if problem := option_problem(args):
-        print(f"speclab bench {args.what}: {problem}", file=sys.stderr)
-        return 2
-    if args.what == "decode":
-        from speclab.bench_decode import run_decode
-
-        return run_decode(args)
-    return run_forward(args)
 
 
 def _load_for_bench(args) -> Model:
@@ -757,24 +476,8 @@ def save_report(report: dict, out: Path) -> tuple[Path, Path]:
     return json_path, csv_path
 
 
-def describe_blas(machine: dict) -> str:
-    blas = machine["blas"]
-    if not blas:
-        return "BLAS: not found by threadpoolctl"
-    found = ", ".join(
-        f"{b['library']} {b['version']} kernel {b['kernel']}, {b['threads']} threads" for b in blas
-    )
-    coretype = machine["OPENBLAS_CORETYPE"]
-    return f"BLAS: {found}; OPENBLAS_CORETYPE {coretype if coretype is not None else 'not set'}"
-
-
-def _load_text(machine: dict) -> str:
-    load = machine.get("load_average_1min")
-    return "unknown" if load is None else f"{load:.2f}"
-
-
 def run_forward(args) -> int:
-    """`speclab bench forward`, its options already checked by `run`."""
+    """`speclab bench forward`, its options already checked by speclab.bench_cli.run."""
     try:
         model = _load_for_bench(args)
         with blas_threads(args.blas_threads):
@@ -799,7 +502,7 @@ def run_forward(args) -> int:
         f"greedy decoding: {greedy['tokens_per_second']:.0f} tokens/s "
         f"({args.greedy_tokens} tokens, median of {len(greedy['seconds'])} runs)\n"
         f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}, "
-        f"load average {_load_text(machine)} (other work running makes timings noisy)\n"
+        f"load average {load_text(machine)} (other work running makes timings noisy)\n"
         f"{describe_blas(machine)}\n"
         f"saved {json_path} and {csv_path}"
     )

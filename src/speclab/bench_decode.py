@@ -28,8 +28,6 @@ load average so a reader can tell.
 """
 
 import json
-import os
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,17 +35,17 @@ from pathlib import Path
 import numpy as np
 
 from speclab.adaptive import AdaptiveK, FixedK
-from speclab.counting import expected_speedup
+from speclab.counting import expected_speedup, speedup_with_verify_cost
 from speclab.decoding import DecodeResult, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
 from speclab.report_files import csv_text, write_together
 from speclab.scenarios import (
     Scenario,
-    load_scenarios,
     output_provenance,
     prompts_sha256,
     provenance_fractions,
 )
+from speclab.timing import blas_threads, load_average, machine_record, model_record
 
 K_VALUES = (1, 2, 4, 8)
 DRAFTERS = ("lookup", "model")
@@ -224,8 +222,6 @@ def position_counts(rounds, k_max: int) -> tuple[list[int], list[int]]:
 
 
 def speedup_with_costs(alpha: float, k: int, verify_ratio: float, draft_cost: float) -> float:
-    from speclab.bench import speedup_with_verify_cost
-
     if not np.isfinite([alpha, verify_ratio, draft_cost]).all():
         return float("nan")
     return float(speedup_with_verify_cost(alpha, k, verify_ratio, draft_cost))
@@ -410,7 +406,6 @@ def loop_goal(provenance: dict, most: float = 0.3) -> dict:
 
 
 def model_entry(model, path: Path | None) -> dict:
-    from speclab.bench import model_record
     from speclab.weights import file_sha256
 
     entry = model_record(model)
@@ -423,9 +418,7 @@ def decode_report(
     target, draft_model, scenarios, settings: Settings, paths=(None, None), progress=False
 ):
     """Run the benchmark and return the JSON-able report (see the module docstring)."""
-    from speclab.bench import blas_threads, machine_record
-
-    load_before = _load_average()
+    load_before = load_average()
     started = time.perf_counter()
     with blas_threads(settings.blas_threads):
         runs, reference, check = run_decodes(target, draft_model, scenarios, settings, progress)
@@ -434,7 +427,7 @@ def decode_report(
     summary = summarise(runs, reference, scenarios, settings, prompts)
     machine = machine | {
         "load_average_before": load_before,
-        "load_average_after": _load_average(),
+        "load_average_after": load_average(),
     }
     return {
         "benchmark": "decode",
@@ -466,13 +459,6 @@ def decode_report(
         "tokenizer": "bytes: each UTF-8 byte is one token, 256 ids (speclab.tokenizer)",
         "machine": machine,
     }
-
-
-def _load_average():
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
 
 
 CSV_FIELDS = [
@@ -549,89 +535,7 @@ def load_report(path) -> dict:
     return report
 
 
-# --- command line --------------------------------------------------------------------------------
-
-
-def add_arguments(parser):
-    """Options of `speclab bench decode` (the shared ones live in speclab.bench)."""
-    group = parser.add_argument_group("decode (lesson 06)")
-    group.add_argument("--draft-weights", type=Path, default=None,
-                       help="draft model file (default: the shipped draft)")  # fmt: skip
-    group.add_argument("--scenario", action="append", default=None, metavar="NAME",
-                       help="only this scenario (repeatable; default: all)")  # fmt: skip
-    group.add_argument("--prompts-dir", type=Path, default=None,
-                       help="folder of scenario files (default: data/prompts)")  # fmt: skip
-    group.add_argument("--max-new-tokens", type=int, default=None,
-                       help="tokens per decode (default: each prompt's own budget)")  # fmt: skip
-    group.add_argument("--drafter", action="append", choices=DRAFTERS, default=None,
-                       help="only this drafter (repeatable; default: both)")  # fmt: skip
-    group.add_argument("--k", type=int, action="append", default=None,
-                       help="fixed k to time (repeatable; default 1 2 4 8)")  # fmt: skip
-
-
-def settings_from_args(args) -> Settings:
-    base = QUICK if args.quick else Settings()
-    changes = {"seed": args.seed}
-    if args.blas_threads is not None:
-        changes["blas_threads"] = args.blas_threads
-    if args.repeats is not None:
-        changes["repeats"] = args.repeats
-    if args.max_new_tokens is not None:
-        changes["max_new_tokens"] = args.max_new_tokens
-    if args.drafter:
-        changes["drafters"] = tuple(dict.fromkeys(args.drafter))
-    if args.k:
-        changes["k_values"] = tuple(sorted(set(args.k)))
-    return Settings(**(asdict(base) | changes))
-
-
-def check_fits(model, which: str, scenarios: list[Scenario], settings: Settings) -> None:
-    """Every prompt + its new tokens must fit the model's context window: checked before
-    timing, with the --max-new-tokens in force, so a short draft model fails at once."""
-    for scenario in scenarios:
-        for prompt in scenario.prompts[: settings.prompts_per_scenario]:
-            needed = len(prompt.tokens) + (settings.max_new_tokens or prompt.max_new_tokens)
-            if needed > model.config.n_ctx:
-                raise ValueError(
-                    f"the {which}'s context window of {model.config.n_ctx} tokens is too short "
-                    f"for {scenario.path.name} prompt {prompt.id!r}: {len(prompt.tokens)} "
-                    f"tokens + {needed - len(prompt.tokens)} new"
-                )
-
-
-def run_decode(args) -> int:
-    from speclab.bench import describe_blas
-    from speclab.paths import weights_dir
-    from speclab.weights import load
-
-    try:  # the numeric options and --out were checked by speclab.bench.run
-        settings = settings_from_args(args)
-        scenarios = load_scenarios(args.prompts_dir, args.scenario)
-        dtype = np.dtype(args.dtype)
-        target_path = args.weights or weights_dir() / "target.npz"
-        draft_path = args.draft_weights or weights_dir() / "draft.npz"
-        target = load(target_path, dtype=dtype)
-        draft = load(draft_path, dtype=dtype) if "model" in settings.drafters else None
-        for model, which in ((target, "target model"), (draft, "draft model")):
-            if model is not None:
-                check_fits(model, which, scenarios, settings)
-        load_now = _load_average()
-        if load_now and load_now[0] > 1.0:
-            print(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "
-                  "timings are contaminated", file=sys.stderr)  # fmt: skip
-        report = decode_report(target, draft, scenarios, settings,
-                               (target_path, draft_path), progress=True)  # fmt: skip
-    except (FileNotFoundError, ValueError) as error:
-        print(f"speclab bench decode: {error}", file=sys.stderr)
-        return 1
-    try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
-        json_path, csv_path = save_decode_report(report, args.out)
-    except OSError as error:
-        print(f"speclab bench decode: cannot save the report ({error})", file=sys.stderr)
-        return 1
-    print(describe_report(report))
-    print(f"{describe_blas(report['machine'])}\nsaved {json_path} and {csv_path}")
-    return 0 if report["equal_to_greedy"]["all_equal"] else 3
+# --- the summary `speclab bench decode` prints ------------------------------------------------
 
 
 def describe_report(report: dict) -> str:

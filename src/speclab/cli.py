@@ -18,7 +18,7 @@ import sys
 SUBCOMMANDS = {
     "check-guesses": ("speclab.exercises", "check a CSV of guesses against the ABCDEFG path"),
     "demo": ("speclab.demo", "speculative decoding on the shipped model, coloured"),
-    "bench": ("speclab.bench", "benchmark: forward cost, speedup per scenario"),
+    "bench": ("speclab.bench_cli", "benchmark: forward cost, speedup per scenario"),
     "train": ("speclab.train", "train the target or draft model in numpy"),
     "handouts": ("speclab.handouts", "build printable handouts (HTML, PDF) from lessons/"),
 }

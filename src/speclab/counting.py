@@ -14,8 +14,9 @@ probability alpha, Eq. 1 gives the expected tokens per round
 and Theorem 3.8 the expected wall-time improvement when one draft step costs c target
 steps:  (1 - alpha^(k+1)) / ((1 - alpha) (k c + 1)).  Leviathan writes gamma for k.
 
-Left out: anything measured. These count forwards; saving forwards is not saving time
-(lesson 04 measures what a forward over k + 1 positions costs, lesson 06 the speedup).
+Saving forwards is not saving time: lesson 04 measures what a forward over k + 1 positions
+costs, lesson 06 the speedup. The last section takes those measured costs as inputs
+(`speedup_with_verify_cost`, `break_even_alpha`); nothing here measures anything.
 """
 
 import numbers
@@ -132,3 +133,36 @@ def simulate_rounds(alpha: float, k: int, n_rounds: int, rng: np.random.Generato
     kept = rng.random((n_rounds, k)) < alpha  # [n_rounds, k] each draft's own coin
     still_going = np.cumprod(kept, axis=1)  # [n_rounds, k] 0 from the first rejection on
     return still_going.sum(axis=1).astype(np.int64)  # [n_rounds]
+
+
+# --- with measured costs (lessons 06 and 07) -------------------------------------------
+
+
+def speedup_with_verify_cost(alpha, k: int, verify_ratio: float, draft_cost: float = 0.0):
+    """Leviathan et al. (2023) speedup when verifying k + 1 positions costs verify_ratio steps.
+
+    Expected tokens per round (1 - alpha^(k+1)) / (1 - alpha) over the round's time in plain
+    steps, k * draft_cost + verify_ratio. Their Eq. assumes verify_ratio = 1.
+    """
+    return expected_tokens_per_round(alpha, k) / (k * draft_cost + verify_ratio)
+
+
+def break_even_alpha(k: int, verify_ratio: float, draft_cost: float = 0.0) -> float:
+    """The acceptance rate alpha at which speculation is exactly as fast as plain decoding.
+
+    Bisection on alpha in [0, 1]; 0.0 if speculation never loses (round cost <= 1),
+    1.0 if it never wins (round cost >= k + 1, more than the most tokens a round gives).
+    """
+    cost = k * draft_cost + verify_ratio
+    if cost <= 1.0:
+        return 0.0
+    if cost >= k + 1:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        if speedup_with_verify_cost(middle, k, verify_ratio, draft_cost) < 1.0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2

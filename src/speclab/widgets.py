@@ -273,14 +273,15 @@ class WidthExplorer(_Shown):
         self.text = widgets.HTML()
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None
-        self.measured: dict = {}  # width -> speclab.bench.Timings, every width visited
+        self.measured: dict = {}  # width -> speclab.timing.Timings, every width visited
         self.width.observe(self._on_change, names="value")
         self.box = widgets.VBox([self.width, self.text, self.picture])
         self.update()
 
     def measure(self, width: int):
         """The cost curve of a fresh random model of this width (seeded: same every time)."""
-        from speclab.bench import blas_threads, forward_cost, width_model
+        from speclab.bench import forward_cost, width_model
+        from speclab.timing import blas_threads
 
         rng = np.random.default_rng(self.seed)
         n_ctx = self.n_past + max(self.n_new_values)
@@ -571,7 +572,7 @@ class BoundaryExplorer(_Shown):
 
     def break_even(self) -> tuple[float, float]:
         """Break-even alpha: (Leviathan's formula, with the verify cost)."""
-        from speclab.bench import break_even_alpha
+        from speclab.counting import break_even_alpha
 
         k, c = self.k.value, self.c.value
         return break_even_alpha(k, 1.0, c), break_even_alpha(k, 1.0 + self.verify.value * k, c)

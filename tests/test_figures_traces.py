@@ -5,7 +5,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from speclab.decoding import DecodeResult, Round
-from speclab.figures import ROUND_ROLE_STYLES, rounds_figure
+from speclab.figures import rounds_figure
+from speclab.figures.traces import ROUND_ROLE_STYLES
 
 
 def texts(fig) -> list[str]:

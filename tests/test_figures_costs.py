@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from speclab.bench import PARTS, StepBreakdown, Timings, roofline_free_positions
+from speclab.bench import PARTS, StepBreakdown, roofline_free_positions
 from speclab.figures import (
     breakdown_figure,
     cache_figure,
     forward_cost_figure,
     roofline_figure,
 )
+from speclab.timing import Timings
 
 
 def texts(fig: Figure) -> list[str]:

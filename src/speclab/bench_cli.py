@@ -1,0 +1,156 @@
+"""`speclab bench`: the command that runs both benchmarks (lessons 04 and 06).
+
+`speclab bench forward` times one forward against its number of new positions
+(speclab.bench); `speclab bench decode` times speculative decoding per scenario
+(speclab.bench_decode). This module holds what they share: the options, their checks
+(every numeric option and --out, before any model is loaded or timed) and the dispatch.
+Neither benchmark imports this module.
+"""
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from speclab import bench, bench_decode
+from speclab.paths import bench_dir, weights_dir
+from speclab.report_files import writable_folder
+from speclab.scenarios import Scenario, load_scenarios
+from speclab.timing import describe_blas, load_average
+from speclab.weights import load
+
+
+def add_arguments(parser):
+    parser.add_argument(
+        "what", nargs="?", default="decode", choices=["forward", "decode"],
+        help="forward: cost of one forward vs new positions (lesson 04); "
+        "decode: speedup per scenario (lesson 06)",
+    )  # fmt: skip
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="weights file to time (default: the shipped target)")  # fmt: skip
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                        help="compute dtype (decoding uses float64)")  # fmt: skip
+    parser.add_argument(
+        "--n-past", type=int, default=256, help="cached positions before the new ones"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="interleaved rounds (forward 31, decode 7)"
+    )
+    parser.add_argument("--greedy-tokens", type=int, default=128, help="tokens per greedy run")
+    parser.add_argument("--blas-threads", type=int, default=None,
+                        help="limit BLAS threads (default: forward the library's choice, decode 1)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
+    parser.add_argument("--quick", action="store_true", help="few settings and rounds (for tests)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for forward.json/.csv and decode.json/.csv "
+                        "(default: build/bench in the clone, where lesson 06 looks)")  # fmt: skip
+    add_decode_arguments(parser)
+
+
+# The smallest value of each numeric option (None, an option's default, means "not given").
+LEAST = {"n_past": 0, "repeats": 1, "greedy_tokens": 1, "blas_threads": 1, "seed": 0,
+         "max_new_tokens": 1, "k": 1}  # fmt: skip
+
+
+def option_problem(args) -> str | None:
+    """What is wrong with the numeric options or --out (None if nothing), found before any
+    model is loaded or timed; --out is made and written to once (see report_files)."""
+    for name, least in LEAST.items():
+        given = getattr(args, name, None)
+        for value in given if isinstance(given, list) else [given]:  # --k repeats
+            if value is not None and value < least:
+                return f"--{name.replace('_', '-')} must be at least {least}, got {value}"
+    try:
+        args.out = writable_folder(args.out or bench_dir())
+    except OSError as error:
+        return str(error)
+    return None
+
+
+def run(args) -> int:
+    if problem := option_problem(args):
+        print(f"speclab bench {args.what}: {problem}", file=sys.stderr)
+        return 2
+    if args.what == "decode":
+        return run_decode(args)
+    return bench.run_forward(args)
+
+
+def add_decode_arguments(parser):
+    """Options of `speclab bench decode` only."""
+    group = parser.add_argument_group("decode (lesson 06)")
+    group.add_argument("--draft-weights", type=Path, default=None,
+                       help="draft model file (default: the shipped draft)")  # fmt: skip
+    group.add_argument("--scenario", action="append", default=None, metavar="NAME",
+                       help="only this scenario (repeatable; default: all)")  # fmt: skip
+    group.add_argument("--prompts-dir", type=Path, default=None,
+                       help="folder of scenario files (default: data/prompts)")  # fmt: skip
+    group.add_argument("--max-new-tokens", type=int, default=None,
+                       help="tokens per decode (default: each prompt's own budget)")  # fmt: skip
+    group.add_argument("--drafter", action="append", choices=bench_decode.DRAFTERS, default=None,
+                       help="only this drafter (repeatable; default: both)")  # fmt: skip
+    group.add_argument("--k", type=int, action="append", default=None,
+                       help="fixed k to time (repeatable; default 1 2 4 8)")  # fmt: skip
+
+
+def settings_from_args(args) -> bench_decode.Settings:
+    base = bench_decode.QUICK if args.quick else bench_decode.Settings()
+    changes = {"seed": args.seed}
+    if args.blas_threads is not None:
+        changes["blas_threads"] = args.blas_threads
+    if args.repeats is not None:
+        changes["repeats"] = args.repeats
+    if args.max_new_tokens is not None:
+        changes["max_new_tokens"] = args.max_new_tokens
+    if args.drafter:
+        changes["drafters"] = tuple(dict.fromkeys(args.drafter))
+    if args.k:
+        changes["k_values"] = tuple(sorted(set(args.k)))
+    return bench_decode.Settings(**(asdict(base) | changes))
+
+
+def check_fits(model, which: str, scenarios: list[Scenario], settings) -> None:
+    """Every prompt + its new tokens must fit the model's context window: checked before
+    timing, with the --max-new-tokens in force, so a short draft model fails at once."""
+    for scenario in scenarios:
+        for prompt in scenario.prompts[: settings.prompts_per_scenario]:
+            needed = len(prompt.tokens) + (settings.max_new_tokens or prompt.max_new_tokens)
+            if needed > model.config.n_ctx:
+                raise ValueError(
+                    f"the {which}'s context window of {model.config.n_ctx} tokens is too short "
+                    f"for {scenario.path.name} prompt {prompt.id!r}: {len(prompt.tokens)} "
+                    f"tokens + {needed - len(prompt.tokens)} new"
+                )
+
+
+def run_decode(args) -> int:
+    """`speclab bench decode`, its options already checked by `run`."""
+    try:
+        settings = settings_from_args(args)
+        scenarios = load_scenarios(args.prompts_dir, args.scenario)
+        dtype = np.dtype(args.dtype)
+        target_path = args.weights or weights_dir() / "target.npz"
+        draft_path = args.draft_weights or weights_dir() / "draft.npz"
+        target = load(target_path, dtype=dtype)
+        draft = load(draft_path, dtype=dtype) if "model" in settings.drafters else None
+        for model, which in ((target, "target model"), (draft, "draft model")):
+            if model is not None:
+                check_fits(model, which, scenarios, settings)
+        load_now = load_average()
+        if load_now and load_now[0] > 1.0:
+            print(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "
+                  "timings are contaminated", file=sys.stderr)  # fmt: skip
+        report = bench_decode.decode_report(target, draft, scenarios, settings,
+                               (target_path, draft_path), progress=True)  # fmt: skip
+    except (FileNotFoundError, ValueError) as error:
+        print(f"speclab bench decode: {error}", file=sys.stderr)
+        return 1
+    try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
+        json_path, csv_path = bench_decode.save_decode_report(report, args.out)
+    except OSError as error:
+        print(f"speclab bench decode: cannot save the report ({error})", file=sys.stderr)
+        return 1
+    print(bench_decode.describe_report(report))
+    print(f"{describe_blas(report['machine'])}\nsaved {json_path} and {csv_path}")
+    return 0 if report["equal_to_greedy"]["all_equal"] else 3

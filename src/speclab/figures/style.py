@@ -1,0 +1,120 @@
+"""The one look of every figure: palette, projector sizes, ticks and crosses, shared helpers.
+
+Conventions: the Okabe-Ito colour-blind-safe palette; colour is never the only cue (ticks,
+crosses, hatching and words say the same thing); fonts sized for a classroom projector
+(`PROJECTOR`, applied with `rc_context`, so importing or calling a figure never changes
+the caller's matplotlib settings). Every figure function closes its figure in pyplot and
+returns it: a notebook shows it by evaluating it, `fig.savefig` writes it.
+Also here: how lesson 06's figures read a `speclab bench decode` report (one marker per
+scenario, one colour and line style per drafter), so a quick run in the notebook and a
+saved full run draw alike.
+"""
+
+from matplotlib.patches import Rectangle
+
+# Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour deficiency.
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
+
+
+ROLE_COLOURS = {
+    "accepted": OKABE_ITO["bluish_green"],  # with a tick
+    "rejected": OKABE_ITO["vermillion"],  # with a cross
+    "dropped": "#D9D9D9",  # with hatching and the word "dropped"
+    "target": OKABE_ITO["blue"],  # the target's own symbol, labelled "target"
+    "draft": OKABE_ITO["sky_blue"],
+    "prefix": "#F2F2F2",
+    "greedy": "#8C8C8C",  # the grey baseline, hatched
+    "speculative": OKABE_ITO["blue"],
+}
+
+
+TICK, CROSS = "\u2713", "\u2717"  # check mark, ballot x (both in DejaVu Sans)
+
+
+PROJECTOR = {
+    "font.size": 16,
+    "axes.titlesize": 18,
+    "axes.labelsize": 16,
+    "xtick.labelsize": 15,
+    "ytick.labelsize": 15,
+    "legend.fontsize": 14,
+    "figure.dpi": 100,
+    "savefig.bbox": "tight",
+    "hatch.linewidth": 1.5,
+}
+
+
+def cell(ax, x: float, y: float, text: str, face: str, hatch: str | None = None, **text_kw):
+    """One unit box centred at (x, y) with its symbol; white text on dark faces."""
+    ax.add_patch(
+        Rectangle((x - 0.45, y - 0.4), 0.9, 0.8, facecolor=face, edgecolor="black", hatch=hatch)
+    )
+    dark = face in (ROLE_COLOURS["accepted"], ROLE_COLOURS["rejected"], ROLE_COLOURS["target"])
+    colour = "white" if dark else "black"
+    backing = (
+        {"boxstyle": "round,pad=0.1", "facecolor": face, "edgecolor": "none"} if hatch else None
+    )
+    ax.text(
+        x,
+        y,
+        text,
+        ha="center",
+        va="center",
+        color=colour,
+        fontweight="bold",
+        bbox=backing,
+        **text_kw,
+    )
+
+
+def dropped_label(ax, first_x: float, last_x: float, y: float) -> None:
+    """One word under a run of dropped cells (hatching says it too)."""
+    ax.text((first_x + last_x) / 2, y, "dropped", ha="center", va="center", fontsize=14)
+
+
+def blank_axes(ax, left: float, width: float, height: float) -> None:
+    """An axes in cell units, from x = left (room for row labels) to width."""
+    ax.set_xlim(left, width)
+    ax.set_ylim(-0.5, height)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def tidy(ax) -> None:
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(alpha=0.3)
+
+
+# Read from the report's dicts, so a quick run in the notebook and a saved full run draw
+# alike. Scenarios get one marker each; drafters one colour and one line style each.
+SCENARIO_MARKERS = ("o", "s", "^", "D", "v", "X")
+
+
+DRAFTER_STYLES = {
+    "lookup": {"color": OKABE_ITO["blue"], "linestyle": "-", "hatch": ""},
+    "model": {"color": OKABE_ITO["vermillion"], "linestyle": "--", "hatch": "//"},
+}
+
+
+def scenario_names(report: dict) -> list[str]:
+    return [s["name"] for s in report["prompts"]["scenarios"]]
+
+
+def report_rows(report: dict, scenario: str, drafter: str | None = None) -> list[dict]:
+    return [
+        r for r in report["results"]
+        if r["scenario"] == scenario and (drafter is None or r["drafter"] == drafter)
+    ]  # fmt: skip
+
+
+def report_row(report: dict, scenario: str, method: str) -> dict | None:
+    return next((r for r in report_rows(report, scenario) if r["method"] == method), None)

@@ -1,0 +1,117 @@
+"""Tests for `speclab bench` (speclab.bench_cli): options checked first, one-line errors,
+the forward benchmark end to end on a tiny model (the decode one: tests/test_bench_decode.py).
+"""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from speclab import bench
+from speclab.cli import main
+from speclab.weights import save
+
+
+@pytest.fixture
+def tiny_weights(tmp_path, tiny_model):
+    path = tmp_path / "tiny.npz"
+    save(path, tiny_model.params, tiny_model.config, {"val_bits_per_byte": 7.5})
+    return path
+
+
+def test_cli_bench_forward_quick(tiny_weights, tmp_path, capsys):
+    out = tmp_path / "bench"
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "16",
+            "--greedy-tokens", "8", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "5-token / 1-token" in printed and "tokens/s" in printed and "kernel" in printed
+    report = json.loads((out / "forward.json").read_text(encoding="utf-8"))
+    assert report["benchmark"] == "forward"
+    assert report["ratio_5_to_1"]["goal_at_most"] == 1.3
+    assert report["ratio_5_to_1"]["q25"] <= report["ratio_5_to_1"]["median"]
+    assert report["ratio_5_to_1"]["median"] <= report["ratio_5_to_1"]["q75"]
+    assert len(report["greedy"]["tokens"]) == 8 and report["greedy"]["tokens_per_second"] > 0
+    assert report["model"]["config"]["n_embd"] == 32
+    assert report["model"]["val_bits_per_byte"] == 7.5
+    assert report["machine"]["numpy"] == np.__version__
+    assert report["settings"]["n_past"] == 16
+    with (out / "forward.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(row["n_new"]) for row in rows] == [1, 2, 5]
+    assert float(rows[0]["ratio_to_1"]) == 1.0
+
+
+def test_cli_bench_forward_float32_and_one_thread(tiny_weights, tmp_path):
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "4",
+            "--greedy-tokens", "4", "--dtype", "float32", "--blas-threads", "1",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "forward.json").read_text(encoding="utf-8"))
+    assert report["model"]["dtype"] == "float32"
+    assert all(library["threads"] == 1 for library in report["machine"]["blas"])
+
+
+def test_cli_bench_decode_is_the_default(capsys, tmp_path):
+    # the decode benchmark itself is tested in test_bench_decode.py
+    missing = ["--weights", str(tmp_path / "none.npz"), "--out", str(tmp_path)]
+    assert main(["bench", *missing]) == 1
+    assert "speclab bench decode: no weights file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "status", "message"),
+    [
+        (["--weights", "no-such-file.npz"], 1, "no weights file"),
+        (["--n-past", "60"], 1, "context window"),
+        (["--repeats", "0"], 2, "--repeats"),
+    ],
+)
+def test_cli_bench_forward_errors(tiny_weights, tmp_path, capsys, extra, status, message):
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--out", str(tmp_path)]
+    assert main(argv + extra) == status
+    assert message in capsys.readouterr().err
+
+
+def test_cli_bad_choice_is_an_argparse_error():
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "backward"])
+    assert exit_info.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--blas-threads", "0"], "--blas-threads must be at least 1, got 0"),
+        (["--blas-threads", "-1"], "--blas-threads must be at least 1, got -1"),
+        (["--greedy-tokens", "0"], "--greedy-tokens must be at least 1, got 0"),
+        (["--n-past", "-1"], "--n-past must be at least 0, got -1"),
+        (["--seed", "-5"], "--seed must be at least 0, got -5"),
+    ],
+)
+def test_cli_bench_forward_numbers_are_checked_first(tiny_weights, tmp_path, capsys, monkeypatch,
+                                                     extra, message):  # fmt: skip
+    monkeypatch.setattr(bench, "_load_for_bench", lambda args: pytest.fail("loaded a model"))
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--out", str(tmp_path)]
+    assert main(argv + extra) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_cli_bench_forward_greedy_tokens_beyond_the_window_fail_before_timing(
+    tiny_weights, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(bench, "forward_cost", lambda *a, **k: pytest.fail("timed the curve"))
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--out", str(tmp_path),
+            "--greedy-tokens", "5000"]  # fmt: skip
+    assert main(argv) == 1
+    assert "--greedy-tokens 5000 leaves no room" in capsys.readouterr().err
+
+
+def test_cli_bench_forward_hostile_weights_give_one_line(tmp_path, capsys):
+    np.save(tmp_path / "plain.npy", np.ones(3))
+    argv = ["bench", "forward", "--weights", str(tmp_path / "plain.npy"), "--out", str(tmp_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a single .npy array" in err[0], err
