@@ -1,0 +1,149 @@
+"""Widgets of what things cost: one forward by width (lesson 04), the break-even (lesson 06).
+
+- `WidthExplorer` (lesson 04): a width slider (128..768) that re-measures the cost of one
+  forward over 1..16 new positions for a random model, to see where extra positions stop
+  being free.
+- `BoundaryExplorer` (lesson 06): sliders for k, the draft cost c and the verify cost per
+  extra position; the break-even alpha, and which measured scenarios are predicted to pay.
+"""
+
+import html
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from speclab.widgets.base import Shown, figure_png
+
+
+class WidthExplorer(Shown):
+    """Lesson 04: a width slider that re-measures the forward-cost curve of a random model.
+
+    Moving the slider builds a random GPT-2-shaped model of that width (heads of 64, as in
+    GPT-2; `n_layer` blocks) and times one cached forward over each n_new, interleaved
+    (speclab.bench.forward_cost). Every width measured so far stays on the picture, so
+    the curves can be compared. BLAS is limited to `blas_threads` while measuring.
+    """
+
+    def __init__(
+        self,
+        width: int = 128,
+        n_layer: int = 1,
+        n_past: int = 256,
+        n_new_values: Sequence[int] = (1, 2, 3, 4, 5, 6, 8, 12, 16),
+        repeats: int = 5,
+        tolerance: float = 1.3,
+        seed: int = 0,
+        blas_threads: int | None = 1,
+    ):
+        if 1 not in n_new_values or 5 not in n_new_values:
+            raise ValueError("n_new_values must include 1 and 5 (the ratio the lesson reads)")
+        self.n_layer, self.n_past, self.repeats = n_layer, n_past, repeats
+        self.n_new_values, self.tolerance = list(n_new_values), tolerance
+        self.seed, self.blas_threads = seed, blas_threads
+        self.width = widgets.IntSlider(
+            value=width, min=128, max=768, step=128, description="width",
+            continuous_update=False,
+        )  # fmt: skip
+        self.text = widgets.HTML()
+        self.picture = widgets.Image(format="png")
+        self.figure: Figure | None = None
+        self.measured: dict = {}  # width -> speclab.timing.Timings, every width visited
+        self.width.observe(self._on_change, names="value")
+        self.box = widgets.VBox([self.width, self.text, self.picture])
+        self.update()
+
+    def measure(self, width: int):
+        """The cost curve of a fresh random model of this width (seeded: same every time)."""
+        from speclab.bench import forward_cost, width_model
+        from speclab.timing import blas_threads
+
+        rng = np.random.default_rng(self.seed)
+        n_ctx = self.n_past + max(self.n_new_values)
+        model = width_model(width, rng, n_layer=self.n_layer, n_ctx=n_ctx)
+        with blas_threads(self.blas_threads):
+            return forward_cost(model, rng, self.n_past, self.n_new_values, self.repeats)
+
+    def update(self) -> None:
+        from speclab.bench import free_positions, matmul_params
+        from speclab.figures import forward_cost_figure
+        from speclab.gpt import GPTConfig
+
+        step = self.width.step
+        width = min(self.width.max, max(self.width.min, round(self.width.value / step) * step))
+        if width != self.width.value:  # typed into the readout off the step: snap, which re-runs
+            self.width.value = width
+            return
+        timings = self.measure(width)
+        self.measured[width] = timings
+        ratio = timings.ratio(5, 1)
+        free = free_positions(timings, self.tolerance)
+        n_head = max(2, width // 64)
+        config = GPTConfig(self.n_layer, n_head, width, self.n_past + max(self.n_new_values))
+        megabytes = matmul_params(config) * 8 / 1e6  # float64 weights read per forward
+        one_token_ms = timings.median[timings.index(1)] * 1e3
+        self.text.value = (
+            "<p style='font-size:1.2em'>"
+            f"width <b>{width}</b> ({n_head} heads, {self.n_layer} block(s), random weights, "
+            f"{megabytes:.1f} MB of weights per forward): 5 new positions cost "
+            f"<b>{ratio['median']:.2f}\u00d7</b> one (interquartile {ratio['q25']:.2f}\u2013"
+            f"{ratio['q75']:.2f}); extra positions stay within {self.tolerance:g}\u00d7 up to "
+            f"<b>n_new = {free}</b>. 1-token forward: {one_token_ms:.2f} ms.</p>"
+        )
+        curves = {f"width {w}": self.measured[w] for w in sorted(self.measured)}
+        self.figure = forward_cost_figure(curves, self.tolerance)
+        self.picture.value = figure_png(self.figure)
+
+
+class BoundaryExplorer(Shown):
+    """Lesson 06: which scenarios pay? Sliders for k, c and the verify cost over alpha.
+
+    scenario_alphas: {scenario: measured alpha} from a `speclab bench decode` report; each
+    is judged against the break-even alpha of the curve with the verify cost.
+    """
+
+    def __init__(self, scenario_alphas: dict | None = None, k: int = 4, c: float = 0.02,
+                 verify_per_position: float = 0.05):  # fmt: skip
+        self.scenario_alphas = dict(scenario_alphas or {})
+        self.k = widgets.IntSlider(value=k, min=1, max=8, description="k (drafts)")
+        self.c = widgets.FloatSlider(value=c, min=0.0, max=1.0, step=0.01,
+                                     description="c (draft cost)")  # fmt: skip
+        self.verify = widgets.FloatSlider(value=verify_per_position, min=0.0, max=0.5, step=0.01,
+                                          description="verify/extra")  # fmt: skip
+        self.text = widgets.HTML()
+        self.picture = widgets.Image(format="png")
+        self.figure: Figure | None = None
+        for slider in (self.k, self.c, self.verify):
+            slider.observe(self._on_change, names="value")
+        self.box = widgets.VBox([self.k, self.c, self.verify, self.text, self.picture])
+        self.update()
+
+    def break_even(self) -> tuple[float, float]:
+        """Break-even alpha: (Leviathan's formula, with the verify cost)."""
+        from speclab.counting import break_even_alpha
+
+        k, c = self.k.value, self.c.value
+        return break_even_alpha(k, 1.0, c), break_even_alpha(k, 1.0 + self.verify.value * k, c)
+
+    def verdicts(self) -> dict[str, bool]:
+        """{scenario: predicted to pay} with the verify cost counted."""
+        _, threshold = self.break_even()
+        return {name: bool(alpha > threshold) for name, alpha in self.scenario_alphas.items()}
+
+    def update(self) -> None:
+        leviathan, with_verify = self.break_even()
+        verdicts = ", ".join(
+            f"{name}: {'pays' if pays else 'loses'}" for name, pays in self.verdicts().items()
+        )
+        self.text.value = (
+            "<p style='font-size:1.2em'>break-even \u03b1: "
+            f"<b>{leviathan:.2f}</b> (Leviathan) &nbsp;|&nbsp; <b>{with_verify:.2f}</b> "
+            f"(with the verify cost)" + (f"<br>predicted: {html.escape(verdicts)}" if verdicts else "")
+            + "</p>"
+        )  # fmt: skip
+        from speclab.figures import boundary_figure
+
+        self.figure = boundary_figure(self.k.value, self.c.value, self.verify.value,
+                                      self.scenario_alphas)  # fmt: skip
+        self.picture.value = figure_png(self.figure)

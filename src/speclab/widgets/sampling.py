@@ -1,0 +1,146 @@
+"""Widgets of speculative sampling (lesson 07).
+
+- `SamplingRuleExplorer`: sliders for a target and a draft distribution over four tokens;
+  min(1, p/q), the leftover, and simulated steps of the exact and biased rules.
+"""
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from speclab.widgets.base import Shown, figure_png
+
+SAMPLING_LABELS = ("A", "B", "C", "D")  # lesson 07's four-token vocabulary
+
+
+class SamplingRuleExplorer(Shown):
+    """Lesson 07: two small distributions under sliders, one step of the rule, many steps.
+
+    Sliders set the weights of the target p and the draft q over four tokens (each set is
+    normalised, so only proportions matter). Shown: min(1, p/q) and the leftover
+    norm(max(0, p - q)) (`.rule_figure`, `.rule_picture`), then `steps` simulated rounds
+    with k = 1 of the exact rule and of the biased rule (b), each a call of the real step
+    function of speclab.sampling with a seeded generator, against p with a chi-square test
+    (`.text`, `.figure`, `.picture`). `.samples` holds the emitted tokens per rule.
+    """
+
+    RULES = ("exact rule", "biased resample (b)")
+
+    def __init__(
+        self,
+        p_target: Sequence[float] = (0.4, 0.3, 0.2, 0.1),
+        p_draft: Sequence[float] = (0.1, 0.5, 0.2, 0.2),
+        steps: int = 3000,
+        seed: int = 7,
+        labels: Sequence[str] = SAMPLING_LABELS,
+    ):
+        if not len(p_target) == len(p_draft) == len(labels):
+            raise ValueError("p_target, p_draft and labels need one entry per token")
+        self.labels, self.seed = tuple(labels), seed
+
+        def slider(value, name):
+            return widgets.FloatSlider(value=value, min=0.0, max=1.0, step=0.05,
+                                       description=name, continuous_update=False)  # fmt: skip
+
+        self.target_sliders = [slider(v, f"p({t})") for v, t in zip(p_target, labels, strict=True)]
+        self.draft_sliders = [slider(v, f"q({t})") for v, t in zip(p_draft, labels, strict=True)]
+        self.steps = widgets.SelectionSlider(
+            options=[100, 300, 1000, 3000, 10000], value=steps, description="steps",
+            continuous_update=False,
+        )  # fmt: skip
+        self.text = widgets.HTML()
+        self.rule_picture = widgets.Image(format="png")
+        self.picture = widgets.Image(format="png")
+        self.rule_figure: Figure | None = None
+        self.figure: Figure | None = None
+        self.samples: dict = {}
+        for control in (*self.target_sliders, *self.draft_sliders, self.steps):
+            control.observe(self._on_change, names="value")
+        columns = widgets.HBox(
+            [widgets.VBox([widgets.HTML("<b>target p</b>"), *self.target_sliders]),
+             widgets.VBox([widgets.HTML("<b>draft q</b>"), *self.draft_sliders])]
+        )  # fmt: skip
+        self.box = widgets.VBox([columns, self.steps, self.text, self.rule_picture, self.picture])
+        self.update()
+
+    def set_weights(self, p_target=None, p_draft=None) -> None:
+        """Move several sliders at once and redraw once (for notebooks and tests)."""
+        self._paused = True
+        try:
+            for sliders, values in ((self.target_sliders, p_target), (self.draft_sliders, p_draft)):
+                for slider, value in zip(sliders, values or [], strict=False):
+                    slider.value = value
+        finally:
+            self._paused = False
+        self.update()
+
+    def _on_change(self, change) -> None:
+        if not getattr(self, "_paused", False):
+            self.update()
+
+    def distributions(self):
+        """(p, q), each [n_vocab] and normalised; None if a side has no weight at all."""
+        p = np.array([s.value for s in self.target_sliders], dtype=np.float64)
+        q = np.array([s.value for s in self.draft_sliders], dtype=np.float64)
+        if p.sum() <= 0 or q.sum() <= 0:
+            return None
+        return p / p.sum(), q / q.sum()
+
+    def simulate(self, p, q) -> dict:
+        """Emitted first tokens [steps] per rule, one real step call per simulated round."""
+        from speclab.sampling import biased_resample_step, sample_tokens, speculative_step
+
+        rules = dict(zip(self.RULES, (speculative_step, biased_resample_step), strict=True))
+        rows, q_rows = np.stack([p, p]), q[None, :]  # [2, n_vocab], [1, n_vocab]
+        samples = {}
+        for name, step in rules.items():
+            rng = np.random.default_rng(self.seed)
+            tokens = []
+            for x in sample_tokens(q, self.steps.value, rng).tolist():
+                n_accepted, token = step(rows, q_rows, [x], rng)
+                tokens.append(x if n_accepted else token)
+            samples[name] = np.array(tokens, dtype=np.int64)
+        return samples
+
+    def update(self) -> None:
+        from speclab.figures import sampling_convergence_figure, sampling_rule_figure
+        from speclab.sampling import (
+            chi_square_test,
+            expected_acceptance,
+            expected_match_acceptance,
+            leftover_distribution,
+        )
+
+        found = self.distributions()
+        if found is None:
+            self.text.value = (
+                "<p style='font-size:1.2em'>Give both the target and the draft some "
+                "probability: a distribution's weights cannot all be 0.</p>"
+            )
+            return
+        p, q = found
+        self.samples = self.simulate(p, q)
+        lines = []
+        for name, tokens in self.samples.items():
+            test = chi_square_test(np.bincount(tokens, minlength=p.size), p)
+            verdict = "rejects" if test.rejects() else "does not reject"
+            lines.append(
+                f"{name}: chi-square {test.statistic:.1f} on {test.df} df, p-value "
+                f"<b>{test.p_value:.3g}</b> (the test {verdict} 'the output is p')"
+            )
+        leftover = leftover_distribution(p, q)
+        shown = ", ".join(f"{t} {v:.2f}" for t, v in zip(self.labels, leftover, strict=True))
+        self.text.value = (
+            "<p style='font-size:1.2em'>"
+            f"p = [{', '.join(f'{v:.2f}' for v in p)}], q = [{', '.join(f'{v:.2f}' for v in q)}]"
+            f"<br>a draft is kept with probability \u03a3 min(p, q) = "
+            f"<b>{expected_acceptance(p, q):.3f}</b> (rule (a) would keep only \u03a3 p\u00b7q = "
+            f"{expected_match_acceptance(p, q):.3f}); leftover: {shown}"
+            f"<br>{self.steps.value:,} simulated steps per rule:<br>" + "<br>".join(lines) + "</p>"
+        )
+        self.rule_figure = sampling_rule_figure(p, q, self.labels)
+        self.rule_picture.value = figure_png(self.rule_figure)
+        self.figure = sampling_convergence_figure(p, self.samples, self.labels)
+        self.picture.value = figure_png(self.figure)
