@@ -1,9 +1,9 @@
 """Training the target and draft models in numpy, with hand-written backward passes.
 
 Used to make `data/weights/target.npz` and `draft.npz` (lessons 04–07); `speclab train`
-runs it. Each layer's forward and backward stand side by side (as in micrograd), on
-batches [n_batch, n_seq]; `tests/test_train.py` checks every backward against finite
-differences in float64 and this forward against `speclab.gpt.forward`.
+runs it. The gradients come from speclab.backprop (each layer's forward and backward side
+by side, as in micrograd); this module holds the recipe, the corpus, the optimiser, the
+copy metrics, the checkpoints and the command.
 
 Corpus: the Python standard library source of the running interpreter (every Python
 install has it; PSF licence), split into training and validation by file. Plain source
@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from speclab.backprop import loss_and_grads, loss_and_grads_forward_only, token_losses
 from speclab.gpt import GPTConfig
 from speclab.kv_cache import KVCache
 from speclab.weights import flatten, init_params, save, unflatten
@@ -163,158 +164,6 @@ def batch(text: np.ndarray, n_batch: int, n_seq: int, copy_fraction: float, rng)
     return rows[:, :-1], rows[:, 1:]
 
 
-# --- layers: forward and backward side by side ------------------------------------------
-# x [n_batch, n_seq, n_embd] throughout; caches hold what the backward pass needs.
-
-
-def layer_norm_forward(x, g, b, eps=1e-5):
-    mean = x.mean(axis=-1, keepdims=True)
-    rstd = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
-    x_hat = (x - mean) * rstd  # [..., n_embd]
-    return g * x_hat + b, (x_hat, rstd, g)
-
-
-def layer_norm_backward(dy, cache):
-    x_hat, rstd, g = cache
-    axes = tuple(range(dy.ndim - 1))
-    grads = {"g": (dy * x_hat).sum(axis=axes), "b": dy.sum(axis=axes)}
-    dx_hat = dy * g
-    dx = rstd * (
-        dx_hat
-        - dx_hat.mean(axis=-1, keepdims=True)
-        - x_hat * (dx_hat * x_hat).mean(axis=-1, keepdims=True)
-    )
-    return dx, grads
-
-
-def linear_forward(x, w, b):  # [..., n_in] -> [..., n_out]
-    return x @ w + b, x
-
-
-def linear_backward(dy, x, w):
-    n_in, n_out = w.shape
-    dy_2d = dy.reshape(-1, n_out)
-    grads = {"w": x.reshape(-1, n_in).T @ dy_2d, "b": dy_2d.sum(axis=0)}
-    return dy @ w.T, grads
-
-
-def gelu_forward(x):
-    s = np.sqrt(2 / np.pi).astype(x.dtype)
-    t = np.tanh(s * (x + np.float32(0.044715) * x * x * x))
-    return 0.5 * x * (1 + t), (x, t)
-
-
-def gelu_backward(dy, cache):
-    x, t = cache
-    s = np.sqrt(2 / np.pi).astype(x.dtype)
-    return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * 0.044715 * x * x))
-
-
-def attention_forward(q, k, v):  # [n_batch, n_head, n_seq, d_head] each -> same shape
-    n_seq, d_head = q.shape[-2], q.shape[-1]
-    scale = np.asarray(1 / np.sqrt(d_head), dtype=q.dtype)
-    scores = (q @ k.swapaxes(-1, -2)) * scale  # [n_batch, n_head, n_seq, n_seq]
-    scores += np.triu(np.full((n_seq, n_seq), -np.inf, dtype=q.dtype), k=1)
-    scores -= scores.max(axis=-1, keepdims=True)
-    probs = np.exp(scores, out=scores)
-    probs /= probs.sum(axis=-1, keepdims=True)
-    return probs @ v, (q, k, v, probs, scale)
-
-
-def attention_backward(dy, cache):
-    q, k, v, probs, scale = cache
-    dv = probs.swapaxes(-1, -2) @ dy
-    dprobs = dy @ v.swapaxes(-1, -2)  # [n_batch, n_head, n_seq, n_seq]
-    dscores = probs * (dprobs - (dprobs * probs).sum(axis=-1, keepdims=True))
-    dscores *= scale
-    return dscores @ k, dscores.swapaxes(-1, -2) @ q, dv
-
-
-def split_heads(x, n_head):  # [n_batch, n_seq, n_embd] -> [n_batch, n_head, n_seq, d_head]
-    n_batch, n_seq, n_embd = x.shape
-    return x.reshape(n_batch, n_seq, n_head, n_embd // n_head).transpose(0, 2, 1, 3)
-
-
-def merge_heads(x):  # [n_batch, n_head, n_seq, d_head] -> [n_batch, n_seq, n_embd]
-    n_batch, n_head, n_seq, d_head = x.shape
-    return x.transpose(0, 2, 1, 3).reshape(n_batch, n_seq, n_head * d_head)
-
-
-def block_forward(x, block, n_head):
-    a, ln_1 = layer_norm_forward(x, **block["ln_1"])
-    qkv, c_attn = linear_forward(a, **block["attn"]["c_attn"])  # [n_batch, n_seq, 3 n_embd]
-    q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
-    heads, attn = attention_forward(q, k, v)
-    out, c_proj = linear_forward(merge_heads(heads), **block["attn"]["c_proj"])
-    x = x + out
-    a2, ln_2 = layer_norm_forward(x, **block["ln_2"])
-    hidden, c_fc = linear_forward(a2, **block["mlp"]["c_fc"])  # [n_batch, n_seq, 4 n_embd]
-    activated, gelu = gelu_forward(hidden)
-    out2, mlp_proj = linear_forward(activated, **block["mlp"]["c_proj"])
-    cache = (ln_1, c_attn, attn, c_proj, ln_2, c_fc, gelu, mlp_proj, block, n_head)
-    return x + out2, cache
-
-
-def block_backward(dx, cache):
-    ln_1, c_attn, attn, c_proj, ln_2, c_fc, gelu, mlp_proj, block, n_head = cache
-    d_activated, g_mlp_proj = linear_backward(dx, mlp_proj, block["mlp"]["c_proj"]["w"])
-    d_hidden, g_fc = linear_backward(
-        gelu_backward(d_activated, gelu), c_fc, block["mlp"]["c_fc"]["w"]
-    )
-    d_a2, g_ln_2 = layer_norm_backward(d_hidden, ln_2)
-    dx = dx + d_a2
-    d_merged, g_c_proj = linear_backward(dx, c_proj, block["attn"]["c_proj"]["w"])
-    dq, dk, dv = attention_backward(split_heads(d_merged, n_head), attn)
-    d_qkv = np.concatenate([merge_heads(d) for d in (dq, dk, dv)], axis=-1)
-    d_a, g_c_attn = linear_backward(d_qkv, c_attn, block["attn"]["c_attn"]["w"])
-    d_x_ln1, g_ln_1 = layer_norm_backward(d_a, ln_1)
-    grads = {
-        "ln_1": g_ln_1,
-        "attn": {"c_attn": g_c_attn, "c_proj": g_c_proj},
-        "ln_2": g_ln_2,
-        "mlp": {"c_fc": g_fc, "c_proj": g_mlp_proj},
-    }
-    return dx + d_x_ln1, grads
-
-
-def loss_and_grads(params, n_head, inputs, targets, positions):
-    """Mean cross-entropy (nats per byte) and its gradient for every parameter.
-
-    inputs, targets [n_batch, n_seq]; positions [n_seq], the position ids of the columns.
-    """
-    n_vocab = params["wte"].shape[0]
-    x = params["wte"][inputs] + params["wpe"][positions]  # [n_batch, n_seq, n_embd]
-    caches = []
-    for block in params["h"]:
-        x, cache = block_forward(x, block, n_head)
-        caches.append(cache)
-    final, ln_f = layer_norm_forward(x, **params["ln_f"])
-    logits = final @ params["wte"].T  # [n_batch, n_seq, n_vocab]
-    logits -= logits.max(axis=-1, keepdims=True)
-    log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
-    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)
-    loss = -picked.mean()
-
-    d_logits = np.exp(log_probs).reshape(-1, n_vocab)  # softmax minus one-hot, per position
-    d_logits[np.arange(targets.size), targets.ravel()] -= 1
-    d_logits = d_logits.reshape(log_probs.shape) / targets.size
-    d_final = d_logits @ params["wte"]  # [n_batch, n_seq, n_embd]
-    n_embd = final.shape[-1]
-    d_wte = d_logits.reshape(-1, n_vocab).T @ final.reshape(-1, n_embd)  # tied head
-    dx, g_ln_f = layer_norm_backward(d_final, ln_f)
-    block_grads = []
-    for cache in reversed(caches):
-        dx, grads = block_backward(dx, cache)
-        block_grads.append(grads)
-    one_hot = np.zeros((inputs.size, n_vocab), dtype=dx.dtype)
-    one_hot[np.arange(inputs.size), inputs.ravel()] = 1
-    d_wte += one_hot.T @ dx.reshape(-1, n_embd)
-    d_wpe = np.zeros_like(params["wpe"])
-    d_wpe[positions] = dx.sum(axis=0)
-    grads = {"wte": d_wte, "wpe": d_wpe, "h": block_grads[::-1], "ln_f": g_ln_f}
-    return float(loss), grads
-
-
 # --- optimiser --------------------------------------------------------------------------
 
 
@@ -370,22 +219,6 @@ def validation_bits_per_byte(params, cfg: TrainConfig, val: np.ndarray, n_rows: 
         for i in range(0, n_rows, 4)
     ]
     return float(np.mean(losses) / np.log(2))
-
-
-def token_losses(params, n_head, inputs, targets, positions):
-    """Cross-entropy in nats of every target byte: [n_batch, n_seq] (forward only)."""
-    x = params["wte"][inputs] + params["wpe"][positions]
-    for block in params["h"]:
-        x, _ = block_forward(x, block, n_head)
-    final, _ = layer_norm_forward(x, **params["ln_f"])
-    logits = final @ params["wte"].T
-    logits -= logits.max(axis=-1, keepdims=True)
-    log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
-    return -np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
-
-
-def loss_and_grads_forward_only(params, n_head, inputs, targets, positions):
-    return token_losses(params, n_head, inputs, targets, positions).mean()
 
 
 def copy_probes(val: np.ndarray, n_ctx: int, n: int = 8, far: bool = False) -> list[tuple]:
