@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from speclab.gpt import GPTConfig, forward
-from speclab.weights import flatten, init_params, load, param_shapes, save
+from speclab.weights import Model, flatten, init_params, load, param_shapes, random_model, save
 
 CONFIG = GPTConfig(n_layer=2, n_head=2, n_embd=8, n_ctx=16)
 
@@ -277,3 +277,13 @@ def test_parameter_count_is_what_param_shapes_holds():
 
     for config in (CONFIG, GPTConfig(4, 4, 128, 1024), GPTConfig(1, 2, 64, 32)):
         assert parameter_count(config) == sum(np.prod(s) for s in param_shapes(config).values())
+
+
+def test_describe_says_shape_training_and_loss():
+    config = GPTConfig(n_layer=2, n_head=2, n_embd=8, n_ctx=16)
+    model = random_model(config, np.random.default_rng(0))
+    assert model.describe() == (
+        "2 layers of width 8 (2 heads), context 16 bytes, vocabulary 256 bytes; untrained"
+    )
+    trained = Model(config, model.params, {"trained_steps": 12, "val_bits_per_byte": 1.736})
+    assert trained.describe().endswith("; 12 training steps, 1.74 bits per byte on held-out files")

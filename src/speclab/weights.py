@@ -36,6 +36,17 @@ class Model:
     meta: dict = field(default_factory=dict)  # training recipe, corpus, validation loss
     name: str = ""
 
+    def describe(self) -> str:
+        """One line for a lesson: shape, context, training steps, held-out bits per byte."""
+        config, bits = self.config, self.meta.get("val_bits_per_byte")
+        steps = self.meta.get("trained_steps")
+        return (
+            f"{config.n_layer} layers of width {config.n_embd} ({config.n_head} heads), "
+            f"context {config.n_ctx} bytes, vocabulary {config.n_vocab} bytes"
+            + (f"; {steps} training steps" if steps is not None else "; untrained")
+            + (f", {bits:.2f} bits per byte on held-out files" if bits is not None else "")
+        )
+
 
 def param_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     """Flat name -> shape for every parameter a GPT-2 of this config has."""
