@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speclab.decoding import greedy_decode, speculative_decode
+from speclab.decoding import GuessVerifier, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
 from speclab.gpt import GPTConfig
+from speclab.tokenizer import encode
 from speclab.weights import random_model
 
 CONFIG = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=96)
@@ -180,3 +181,56 @@ def test_drafter_reads_the_prompt_during_prefill(models):
     drafter = ModelDrafter(draft)
     result = speculative_decode(target, drafter, prompt, 6, 3, adaptive=False)
     assert result.draft_forwards == drafter.forwards - 1  # the prefill forward is not a round's
+
+
+# --- you are the drafter: GuessVerifier --------------------------------------------------
+
+
+def _guess_model():
+    config = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=64)
+    return random_model(config, np.random.default_rng(7))
+
+
+def test_guesses_of_any_quality_write_greedy_decodings_text():
+    model = _guess_model()
+    prompt = encode("abcabcab")
+    greedy = greedy_decode(model, prompt, 20).tokens
+    game = GuessVerifier(model, prompt, max_new_tokens=20)
+    guesses = [greedy[:3], [], [(greedy[4] + 1) % 256, 5], greedy[5:9], "zz", greedy[10:40]]
+    for guess in guesses:
+        if game.done:
+            break
+        game.verify(guess)
+    while not game.done:
+        game.verify([])
+    assert game.result.tokens == greedy  # whoever drafts, the text is greedy's
+    assert game.result.target_forwards == len(game.result.rounds)
+
+
+def test_a_right_guess_is_kept_whole_and_a_wrong_byte_ends_it():
+    model = _guess_model()
+    prompt = encode("hello")
+    greedy = greedy_decode(model, prompt, 10).tokens
+    game = GuessVerifier(model, prompt, max_new_tokens=10)
+    right = game.verify(greedy[:4])
+    assert (right.accepted, right.appended) == (4, greedy[4])  # 4 kept + the bonus: 5 tokens
+    wrong = game.verify([(greedy[5] + 1) % 256] + greedy[6:8])
+    assert (wrong.accepted, wrong.appended) == (0, greedy[5])  # the target's own token instead
+    plain = game.verify("")
+    assert (plain.drafted, plain.new_tokens) == ([], [greedy[6]])
+
+
+def test_a_guess_past_the_budget_is_cut_and_a_finished_text_refuses_more():
+    model = _guess_model()
+    game = GuessVerifier(model, encode("ab"), max_new_tokens=3)
+    round_ = game.verify("0123456789")
+    assert len(round_.drafted) == 2  # room for 2 guesses and the target's own token
+    while not game.done:
+        game.verify([])
+    assert len(game.result.tokens) == 3
+    with pytest.raises(ValueError, match="all 3 new tokens are written"):
+        game.verify("x")
+    with pytest.raises(ValueError, match="context window of 64"):
+        GuessVerifier(model, encode("a" * 60), max_new_tokens=10)
+    with pytest.raises(ValueError, match="at least one token"):
+        GuessVerifier(model, [], max_new_tokens=10)

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from speclab.decoding import greedy_decode
+from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
 from speclab.gpt import GPTConfig
 from speclab.tokenizer import encode
 from speclab.weights import random_model
-from speclab.widgets import SpeculativeExplorer
+from speclab.widgets import DrafterGame, SpeculativeExplorer
 
 PROMPTS = {"repeat": "abcdabcdabcdabcd", "text": "hello there"}
 
@@ -89,3 +89,38 @@ def test_greedy_is_run_once_per_prompt_and_length(models):
     assert shown.greedy() is first
     shown.max_new_tokens.value = 40
     assert shown.greedy() is not first
+
+
+# --- DrafterGame: you are the drafter -----------------------------------------------------
+
+
+def test_drafter_game_keeps_a_right_guess_and_scores_it_beside_lookup(models):
+    target, _ = models
+    game = DrafterGame(target, PROMPTS, prompt="text", max_new_tokens=20)
+    greedy = greedy_decode(target, encode(PROMPTS["text"]), 20).tokens
+    assert game.score.value == "" and "Guess what the model writes next" in game.last.value
+    round_ = game.submit(bytes(greedy[:3]).decode("latin-1"))
+    assert round_.accepted == 3 and round_.appended == greedy[3]
+    assert game.last.value.count("\u2713") == 3 and "\u2717" not in game.last.value
+    assert "4 new tokens from one forward" in game.last.value
+    assert "You: 4 tokens in 1 target forwards, 4.00 per forward" in game.score.value
+    lookup = speculative_decode(target, PromptLookupDrafter(), encode(PROMPTS["text"]), 4, 4,
+                                adaptive=False)  # fmt: skip
+    assert f"the same text: {lookup.tokens_per_target_forward:.2f} per forward" in game.score.value
+    assert game.guess.value == ""  # cleared for the next guess
+
+
+def test_drafter_game_marks_the_first_wrong_byte_and_restarts(models):
+    target, _ = models
+    game = DrafterGame(target, PROMPTS, prompt="text", max_new_tokens=4)
+    greedy = greedy_decode(target, encode(PROMPTS["text"]), 4).tokens
+    wrong = chr((greedy[0] + 1) % 128 or 65)
+    round_ = game.submit(wrong + "xy")
+    assert round_.accepted == 0 and "\u2717" in game.last.value
+    while game.submit("") is not None:
+        pass
+    assert game.game.result.tokens == greedy and "The text is complete" in game.last.value
+    game.prompt.value = "repeat"  # another text starts afresh
+    assert game.game.result.tokens == [] and game.score.value == ""
+    game.restart.click()
+    assert game.game.result.rounds == []

@@ -292,3 +292,58 @@ def speculative_decode(
         policy = FixedK(k)
     method = "speculative" if settings is None else "speculative sampling"
     return _run(model, prompt, max_new_tokens, drafter, policy, stop, method, settings, rng, rule)
+
+
+class GuessVerifier:
+    """You are the drafter (lesson 05): each guess is one round, verified in one target forward.
+
+    The round is `speculative_decode`'s greedy round with the learner's guess as the drafts:
+    the target scores [last token, guess...] at once, `accept` keeps the guess up to the
+    first byte where the target would have chosen otherwise, and the target's own token
+    follows (the correction, or the bonus when the whole guess stands). An empty guess is
+    a plain greedy step. The text therefore grows exactly as greedy decoding's does.
+    `.result` is the same `DecodeResult` the decoders return (method "you").
+    """
+
+    def __init__(self, model, prompt_tokens, max_new_tokens: int = 200):
+        self.model = model
+        prompt = as_token_list(prompt_tokens, "prompt_tokens")
+        if not prompt:
+            raise ValueError("the prompt must have at least one token")
+        self.max_new_tokens = _check_int(max_new_tokens, "max_new_tokens", 1)
+        if len(prompt) + self.max_new_tokens > model.config.n_ctx:
+            raise ValueError(
+                f"the prompt ({len(prompt)} tokens) and {self.max_new_tokens} new tokens do not "
+                f"fit the model's context window of {model.config.n_ctx}"
+            )
+        self.result = DecodeResult(prompt_tokens=prompt, method="you")
+        self.cache = KVCache(model.config, dtype=model.params["wte"].dtype)
+        if len(prompt) > 1:  # as in _run: the cache holds everything but the last token
+            forward(model.params, model.config, prompt[:-1], self.cache)
+
+    @property
+    def done(self) -> bool:
+        return len(self.result.tokens) >= self.max_new_tokens
+
+    def verify(self, guess) -> Round:
+        """One round: guess (text or token ids) checked in one forward; returns the Round.
+
+        A guess longer than the tokens still to come is cut to fit (as the decoders never
+        draft past max_new_tokens).
+        """
+        if self.done:
+            raise ValueError(f"all {self.max_new_tokens} new tokens are written")
+        drafts = encode(guess) if isinstance(guess, str) else as_token_list(guess, "guess")
+        drafts = drafts[: self.max_new_tokens - len(self.result.tokens) - 1]
+        text = self.result.prompt_tokens + self.result.tokens
+        params, config = self.model.params, self.model.config
+        n_cached = len(self.cache)
+        logits = forward(params, config, [text[-1]] + drafts, self.cache)  # [k + 1, n_vocab]
+        chosen = np.argmax(logits, axis=-1).tolist()
+        m = accept(drafts, chosen[:-1]) if drafts else 0
+        self.cache.truncate(n_cached + 1 + m)
+        round_ = Round(drafts, m, chosen[m])
+        self.result.rounds.append(round_)
+        self.result.target_forwards += 1
+        self.result.tokens += round_.new_tokens
+        return round_

@@ -5,7 +5,7 @@ modules only), split by idea like speclab.figures; every widget is importable fr
 - `base`: what every widget shares (shown by evaluating it, figures as PNG);
 - `symbolic`: `QuizGame` (lesson 01), `PathExplorer` (02), `SpeedupExplorer` (03);
 - `costs`: `WidthExplorer` (lesson 04), `BoundaryExplorer` (06);
-- `traces`: `SpeculativeExplorer` (lesson 05);
+- `traces`: `SpeculativeExplorer` and `DrafterGame` (lesson 05);
 - `sampling`: `SamplingRuleExplorer` (lesson 07).
 
 Each widget is a small class whose callback is a plain method (`update`), so pytest can
@@ -23,13 +23,14 @@ from speclab.widgets.symbolic import (
     QuizGame,
     SpeedupExplorer,
 )
-from speclab.widgets.traces import SpeculativeExplorer
+from speclab.widgets.traces import DrafterGame, SpeculativeExplorer
 
 __all__ = [
     "QUIZ_KEY",
     "QUIZ_QUESTIONS",
     "SAMPLING_LABELS",
     "BoundaryExplorer",
+    "DrafterGame",
     "PathExplorer",
     "QuizGame",
     "SamplingRuleExplorer",

@@ -3,6 +3,8 @@
 - `SpeculativeExplorer`: pick a prompt, a drafter and k; a real speculative run on the
   shipped model, coloured by token role, with its rounds table and the byte-for-byte check
   against greedy decoding.
+- `DrafterGame`: you are the drafter; type a guess, the target verifies it in one forward,
+  and your tokens per forward stand beside prompt lookup's on the same text.
 """
 
 import html
@@ -10,6 +12,7 @@ import html
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
+from speclab.figures import CROSS, TICK
 from speclab.widgets.base import Shown, figure_png
 
 
@@ -104,3 +107,116 @@ class SpeculativeExplorer(Shown):
         )
         self.figure = rounds_figure(self.result)
         self.picture.value = figure_png(self.figure)
+
+
+def _visible(data: bytes) -> str:
+    """Bytes as text with spaces and newlines drawn (␣, ↵), for a row of ticks."""
+    text = data.decode("utf-8", errors="replace")
+    return text.replace(" ", "\u2423").replace("\n", "\u21b5")
+
+
+class DrafterGame(Shown):
+    """Lesson 05: you are the drafter. Type your guess of the next characters and press
+    "check": the target verifies the whole guess in ONE forward (speclab.decoding.GuessVerifier).
+
+    Shown: the text so far, your guessed bytes that the target kept in green and the
+    target's own tokens in blue (`.text`); the last round byte by byte, ticks up to the
+    first mismatch, a cross there, and the token the target wrote instead (`.last`); your
+    tokens per target forward beside prompt lookup's (k = 4) on the same text (`.score`).
+    Speculation is lossless, so the text is greedy decoding's whoever drafts.
+    """
+
+    def __init__(self, target, prompts: dict, prompt: str | None = None, max_new_tokens: int = 60):
+        self.target, self.prompts = target, dict(prompts)
+        self.max_new_tokens = max_new_tokens
+        self._lookup_runs: dict = {}  # (prompt name, n tokens) -> lookup's tokens per forward
+        self.prompt = widgets.Dropdown(
+            options=list(self.prompts), value=prompt or next(iter(self.prompts)),
+            description="text",
+        )  # fmt: skip
+        self.guess = widgets.Text(description="your guess",
+                                  placeholder="the next few characters, then press check")  # fmt: skip
+        self.check = widgets.Button(description="check", button_style="primary")
+        self.restart = widgets.Button(description="start again")
+        self.text, self.last, self.score = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self.prompt.observe(self._on_change, names="value")
+        self.check.on_click(lambda _: self.submit(self.guess.value))
+        self.restart.on_click(lambda _: self.update())
+        self.box = widgets.VBox(
+            [self.prompt, widgets.HBox([self.guess, self.check, self.restart]), self.last,
+             self.score, self.text]
+        )  # fmt: skip
+        self.update()
+
+    def update(self) -> None:
+        """Start the chosen text again."""
+        from speclab.decoding import GuessVerifier
+        from speclab.tokenizer import encode
+
+        prompt = encode(self.prompts[self.prompt.value])
+        self.game = GuessVerifier(self.target, prompt, self.max_new_tokens)
+        self.last.value = (
+            "<p>Guess what the model writes next; an empty guess is one plain step.</p>"
+        )
+        self._show()
+
+    def submit(self, guess: str):
+        """One round with this guess; returns it (a Round), or None when the text is done."""
+        if self.game.done:
+            self.last.value = "<p><b>The text is complete.</b> Press <i>start again</i>.</p>"
+            return None
+        round_ = self.game.verify(guess)
+        self.guess.value = ""
+        marks = [f"<span style='color:#009E73'>{TICK} {html.escape(_visible(bytes([t])))}</span>"
+                 for t in round_.drafted[: round_.accepted]]  # fmt: skip
+        if round_.accepted < len(round_.drafted):
+            wrong = bytes([round_.drafted[round_.accepted]])
+            marks.append(
+                f"<span style='color:#D55E00'>{CROSS} {html.escape(_visible(wrong))}</span>"
+            )
+        kept = f"{round_.accepted} of your {len(round_.drafted)} kept; " if round_.drafted else ""
+        own = html.escape(_visible(bytes([round_.appended])))
+        self.last.value = (
+            f"<p style='font-family:monospace;font-size:1.2em'>{' '.join(marks)}</p>"
+            f"<p>{kept}the target wrote <b style='color:#0072B2'>{own}</b>: "
+            f"{len(round_.new_tokens)} new tokens from one forward.</p>"
+        )
+        self._show()
+        return round_
+
+    def lookup_tokens_per_forward(self) -> float:
+        """Prompt lookup (k = 4) over as many new tokens as you have written so far."""
+        from speclab.decoding import speculative_decode
+        from speclab.drafters import PromptLookupDrafter
+
+        n_new = len(self.game.result.tokens)
+        key = (self.prompt.value, n_new)
+        if key not in self._lookup_runs:
+            run = speculative_decode(self.target, PromptLookupDrafter(), self.game.result.prompt_tokens,
+                                     n_new, 4, adaptive=False)  # fmt: skip
+            self._lookup_runs[key] = run.tokens_per_target_forward
+        return self._lookup_runs[key]
+
+    def _show(self) -> None:
+        result = self.game.result
+        pieces = [f"<span style='color:#666'>{html.escape(bytes(result.prompt_tokens).decode('utf-8', 'replace'))}</span>"]  # fmt: skip
+        for round_ in result.rounds:
+            yours = bytes(round_.drafted[: round_.accepted]).decode("utf-8", "replace")
+            own = bytes([round_.appended]).decode("utf-8", "replace")
+            pieces.append(
+                f"<span style='background:#009E73;color:white'>{html.escape(yours)}</span>"
+            )
+            pieces.append(f"<span style='background:#0072B2;color:white'>{html.escape(own)}</span>")
+        self.text.value = (
+            "<p>green: your bytes the target kept; blue: the target's own tokens</p>"
+            f"<pre style='white-space:pre-wrap'>{''.join(pieces)}</pre>"
+        )
+        if not result.rounds:
+            self.score.value = ""
+            return
+        self.score.value = (
+            f"<p><b>You: {len(result.tokens)} tokens in {result.target_forwards} target forwards, "
+            f"{result.tokens_per_target_forward:.2f} per forward.</b> Prompt lookup (k = 4) on "
+            f"the same text: {self.lookup_tokens_per_forward():.2f} per forward. Plain greedy "
+            "decoding: 1.00.</p>"
+        )
