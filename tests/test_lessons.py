@@ -265,3 +265,12 @@ def test_glossary_in_three_languages():
         assert english
         assert re.search(r"[\u4e00-\u9fff]", chinese), term
         assert re.search(r"[\u0600-\u06ff]", persian), term
+
+
+def test_key_01_lucky_guesses_pay_with_a_quick_host_and_lose_with_the_slow_one():
+    text = " ".join((LESSONS / "answers" / "01_quiz_game.md").read_text(encoding="utf-8").split())
+    per_board = expected_tokens_per_round(0.5, 4)  # 1 + 1/2 + ... + 1/16 squares a board
+    assert per_board == 31 / 16 and f"31/16 ≈ {per_board:.2f} squares per board" in text
+    slow = per_board / 2  # exercise 5's host: a board costs two single checks
+    assert slow < 1 and f"31/32 ≈ {slow:.2f} squares per check" in text
+    assert "almost twice" in text and per_board > 1.9

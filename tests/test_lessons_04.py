@@ -177,3 +177,32 @@ def test_handout_layout():
     for line in text.splitlines():
         if not line.startswith("|"):
             assert len(line) <= 100, line
+
+
+def test_key_04_quotes_the_fixed_share_of_the_shipped_forward_report():
+    import json
+
+    report = json.loads((repo_root() / "data" / "bench" / "forward.json").read_text("utf-8"))
+    ratio = {row["n_new"]: row["ratio_to_1"] for row in report["forward_cost"]}
+    fixed = 1 - (ratio[16] - ratio[1]) / 15  # a / time(1), by exercise 3's two-point rule
+    text = " ".join((LESSONS / "answers" / "04_why_decoding_is_slow.md").read_text("utf-8").split())
+    assert f"gives a = {fixed:.0%} of a one-position forward".replace("%", " %") in text
+
+
+def test_exercise_6_interpolation_in_the_handouts_table_is_within_its_tolerance():
+    import numpy as np
+
+    handout = HANDOUT.read_text(encoding="utf-8")
+    row = re.search(r"^\| tokens per round \|(.*)\|$", handout, flags=re.M)[1]
+    table = [float(value) for value in row.split("|")]
+    alphas = [i / 10 for i in range(1, 10)]
+    key = " ".join((LESSONS / "answers" / "04_why_decoding_is_slow.md").read_text("utf-8").split())
+    listed = re.search(r"interpolation in the handout's rounded table gives ([\d., and]+) for", key)
+    quoted = [float(v) for v in re.findall(r"\d\.\d\d", listed[1])]
+    interpolated = []
+    for c, r in [(0, 1.2), (0, 1.5), (0, 2.0), (0.05, 1.2)]:
+        value = float(np.interp(4 * c + r, [1.0, *table], [0.0, *alphas]))
+        assert abs(value - break_even_alpha(4, r, c)) <= 0.01 + 1e-9
+        interpolated.append(round(value, 2))
+    assert quoted == interpolated
+    assert "within 0.01 of it is right" in " ".join(handout.split())

@@ -19,6 +19,7 @@ from speclab.gpt import GPTConfig, forward
 from speclab.kv_cache import KVCache
 from speclab.paths import repo_root
 from speclab.render import round_role
+from speclab.tokenizer import encode
 from speclab.weights import random_model
 
 LESSONS = repo_root() / "lessons"
@@ -207,3 +208,13 @@ def test_handout_prints_the_trace_tables():
     for _, drafts, choices, *_ in TABLES["trace"][:2]:
         assert "| drafter proposes di | " + " | ".join(drafts) + " | (none) |" in text
         assert "| target's choice ti | " + " | ".join(choices) + " |" in text
+
+
+def test_the_handout_states_the_run_on_rule_with_an_example_the_drafter_agrees_with():
+    text = " ".join(HANDOUT.read_text(encoding="utf-8").split())
+    assert "the copy runs on into what it has just proposed" in text
+    example = re.search(r"\(`(\w+)` with k = (\d): .*?→ `(\w+)`\)", text)
+    assert example, "the run-on example is missing"
+    drafter = PromptLookupDrafter(max_ngram=3, min_ngram=1)
+    proposal = drafter.propose(encode(example[1]), int(example[2]))
+    assert bytes(proposal).decode() == example[3]

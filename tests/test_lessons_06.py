@@ -153,3 +153,20 @@ def test_quoted_report_figures_match_the_saved_report():
     quoted = re.search(r"saved report measured (\d\.\d+) to (\d\.\d+)\)", handout)
     assert quoted, "handout exercise 4 quotes the draft model's measured cost"
     assert quoted.groups() == (f"{min(costs):.2f}", f"{max(costs):.2f}")
+
+
+def test_exercise_3_uses_the_saved_reports_verify_costs():
+    forward = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
+    ratio_to_1 = {row["n_new"]: row["ratio_to_1"] for row in forward["forward_cost"]}
+    r5 = round(forward["ratio_5_to_1"]["median"], 1)
+    handout = " ".join(HANDOUT.read_text(encoding="utf-8").split())
+    key = " ".join(KEY.read_text(encoding="utf-8").split())
+    assert f"r = {r5} is the saved report's figure for 5 positions" in handout
+    assert f"| 0.9 | 4 | 0.02 | {r5} | ______ |" in handout
+    r2 = round(ratio_to_1[2], 2)
+    assert f"the saved report measured {r2} for 2 positions" in key
+    slower = speedup_with_verify_cost(0.1, 1, r2, 0.02)
+    assert f"α = 0.1, k = 1 gives {slower:.2f} (slower)" in key and slower < 1
+    even = break_even_alpha(4, r5, 0.02)
+    assert f"needs α above {even:.2f} to pay at k = 4" in key
+    assert f"gains only {speedup_with_verify_cost(0.5, 4, r5, 0.02):.2f}" in key
