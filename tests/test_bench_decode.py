@@ -349,3 +349,12 @@ def test_copy_goal_says_whether_the_output_was_a_copy_or_a_loop():
     assert "note" not in copied["copy-heavy lookup speedup"]
     assert copied["copy-heavy lookup speedup"]["output_copied_from_prompt"] == 0.9
     assert bench_decode.copy_note({}, {}) == {}
+
+
+def test_a_lesson_shows_the_report_without_the_projects_goals(report):
+    assert "goal" in bench_decode.describe_report(report)  # the command prints them
+    assert "goal" not in bench_decode.describe_report(report, goals=False)
+    from speclab.paths import repo_root
+
+    lesson = (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text(encoding="utf-8")
+    assert "describe_report(report, goals=False)" in lesson and "NOT met" not in lesson

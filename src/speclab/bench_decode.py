@@ -538,8 +538,9 @@ def load_report(path) -> dict:
 # --- the summary `speclab bench decode` prints ------------------------------------------------
 
 
-def describe_report(report: dict) -> str:
-    """A short text summary: speedups per scenario, the equality check, the goals."""
+def describe_report(report: dict, goals: bool = True) -> str:
+    """A short text summary: speedups per scenario, the equality check, and (for the
+    command, not for a lesson: goals=False) the project's goals met or not."""
     lines = []
     settings = report["settings"]
     lines.append(
@@ -565,7 +566,7 @@ def describe_report(report: dict) -> str:
         f"every speculative output equal to greedy: {'yes' if check['all_equal'] else 'NO'} "
         f"({check['speculative_runs_checked']} runs checked)"
     )
-    for name, goal in report["goals"].items():
+    for name, goal in report["goals"].items() if goals else ():
         note = f" ({goal['note']})" if "note" in goal else ""
         lines.append(
             f"goal {name}: {goal['value']:.3g} ({goal['goal']}): "
