@@ -56,3 +56,11 @@ def test_numbers_in_prose_are_computed(path):
         for label in LABELS:
             text = re.sub(label, "", text, flags=re.S | re.M)
         assert not re.search(r"\d", text), f"{path.name} cell {index}: a typed number in {text!r}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_a_learner_sees_no_lint_pragmas(path):
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    for index, cell in enumerate(notebook["cells"]):
+        found = re.findall(r"# fmt: (?:skip|off|on)|# noqa|strict=False", "".join(cell["source"]))
+        assert not found, f"{path.name} cell {index}: {found}"
