@@ -19,12 +19,22 @@ rows needs no more memory than its text. `check_guesses` returns the whole table
 DataFrame, for a notebook. Cells are shown cut to a width and with invisible characters
 escaped, so no cell can stretch, reorder or hide a line of the report.
 
+Languages: the report, the errors and the summary are in English, Chinese or Persian
+(`speclab check-guesses --lang fa`, or `lang=` here; else LANGUAGE/LC_ALL/LC_MESSAGES/LANG),
+through the one catalogue of `speclab.i18n`. The column headers are the English ones
+(prefix, guess, expected_output) in every language; the Chinese and Persian names of the
+lessons' tables (前缀, 猜测, 预期输出; پیشوند قبلی, حدس, خروجی مورد انتظار) are accepted too.
+Row numbers and cells stay as the spreadsheet shows them (Latin digits). Persian or
+Arabic-Indic digits in a cell and a Persian comma (،) as a separator get their own message.
+
 Left out on purpose: silent fixes. A lower-case guess is an error with a hint, not
-upper-cased behind the student's back.
+upper-cased behind the student's back; a file separated by ، is not re-read with it.
 """
 
 import argparse
+import gettext
 import sys
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -32,7 +42,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from speclab.acceptance import CAPITALS, DEFAULT_PATH, InvalidGuess, verify_on_path
+from speclab.acceptance import CAPITALS, DEFAULT_PATH, InvalidGuess, accept, verify_on_path
+from speclab.i18n import LANGUAGES, N_, Message, translator
 from speclab.student_files import (
     GuessFileError,
     class_files,
@@ -43,7 +54,14 @@ from speclab.student_files import (
     shown,
 )
 
-__all__ = ["GuessFileError", "Score", "check_guesses", "format_report", "score"]
+__all__ = [
+    "GuessFileError",
+    "Score",
+    "check_guesses",
+    "explain_invalid",
+    "format_report",
+    "score",
+]
 
 REQUIRED_COLUMNS = ("prefix", "guess")
 OPTIONAL_COLUMNS = ("expected_output",)
@@ -59,7 +77,27 @@ RESULT_COLUMNS = [
     "matches",
     "error",
 ]
-TABLE_HEADER = ["row", "prefix", "guess", "accepted", "added", "output", "expected", "result"]
+TABLE_HEADER = [
+    N_("row"),
+    N_("prefix"),
+    N_("guess"),
+    N_("accepted"),
+    N_("added"),
+    N_("output"),
+    N_("expected"),
+    N_("result"),
+]
+# The column names of the lessons' tables in Chinese and Persian, read as the English ones.
+COLUMN_ALIASES = {
+    "前缀": "prefix",
+    "猜测": "guess",
+    "预期输出": "expected_output",
+    "پیشوند": "prefix",
+    "پیشوند قبلی": "prefix",
+    "حدس": "guess",
+    "خروجی مورد انتظار": "expected_output",
+}
+PERSIAN_PUNCTUATION = {"،": "،", "؛": "؛"}  # Arabic comma and semicolon
 # What students type when they copy "(empty)" from the lesson table instead of leaving it blank.
 PREFIX_PLACEHOLDERS = {"(empty)", "empty", "(none)", "none", "-", "—", "''", '""'}
 MAX_CELL_CHARS = 100  # a prefix, guess or expectation is a few letters; more is a paste gone wrong
@@ -102,6 +140,7 @@ class Tally:
 def _data_rows(text: str, path: Path) -> Iterator[dict]:
     """One dict per non-blank data record: row, the student's cells, and "error" from parsing.
 
+    "error" is "" or a Message (English as a str, translated where it is shown).
     Raises GuessFileError for a header that cannot be used, and at the end for a file
     with no data rows.
     """
@@ -121,7 +160,8 @@ def _data_rows(text: str, path: Path) -> Iterator[dict]:
         yield _student_cells(row_number, cells, columns, len(header_cells))
     if not found:
         raise GuessFileError(
-            f"{shown(str(path))}: has a header but no rows to check; add a row per guess"
+            N_("{name}: has a header but no rows to check; add a row per guess"),
+            name=shown(str(path)),
         )
 
 
@@ -129,12 +169,17 @@ def _header_record(rows: Iterator[tuple], path: Path) -> tuple[int, list[str]]:
     """The first record with a non-blank cell: the header, as (row number, cells)."""
     for row_number, cells, problem in rows:
         if problem:
-            what = problem.split(":")[0]  # "broken quoting", "a cell is too long"
-            raise GuessFileError(f"{shown(str(path))}: {what} in the header (row {row_number})")
+            raise GuessFileError(
+                N_("{name}: {problem} in the header (row {row})"),
+                name=shown(str(path)),
+                problem=problem.text().split(":")[0],  # "broken quoting", "a cell is too long"
+                row=row_number,
+            )
         if any(cell.strip() for cell in cells):
             return row_number, cells
     raise GuessFileError(
-        f"{shown(str(path))}: has no header row; it needs: prefix,guess,expected_output"
+        N_("{name}: has no header row; it needs: prefix,guess,expected_output"),
+        name=shown(str(path)),
     )
 
 
@@ -144,8 +189,13 @@ def _student_cells(row_number: int, cells: list[str], columns: dict, header_widt
     row.setdefault("expected_output", "")
     extra = [value for i, value in enumerate(cells) if i >= header_width and value]
     row["error"] = (
-        f"{len(cells)} cells but the header names {header_width} columns "
-        "(an extra separator, or a comma inside a cell?)"
+        Message(
+            N_(
+                "{cells} cells but the header names {columns} columns "
+                "(an extra separator, or a comma inside a cell?)"
+            ),
+            {"cells": len(cells), "columns": header_width},
+        )
         if extra
         else ""
     )
@@ -153,7 +203,9 @@ def _student_cells(row_number: int, cells: list[str], columns: dict, header_widt
 
 
 def _column_name(cell: str) -> str:
-    return cell.replace("\ufeff", "").strip().lower().replace(" ", "_").replace("-", "_")
+    name = cell.replace("\ufeff", "").replace("\u200c", " ").strip().lower()
+    name = COLUMN_ALIASES.get(" ".join(name.split()), name)
+    return name.replace(" ", "_").replace("-", "_")
 
 
 def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
@@ -162,63 +214,217 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
     for name in set(names):
         if name and names.count(name) > 1:
             raise GuessFileError(
-                f"{shown(str(path))}: row {row_number} names the column "
-                f"'{cut(name, SHOWN_CELL_CHARS)}' twice"
+                N_("{name}: row {row} names the column '{column}' twice"),
+                name=shown(str(path)),
+                row=row_number,
+                column=cut(name, SHOWN_CELL_CHARS),
             )
     missing = [name for name in REQUIRED_COLUMNS if name not in names]
+    persian = [mark for code, mark in PERSIAN_PUNCTUATION.items() if code in "".join(cells)]
+    if missing and persian:
+        raise GuessFileError(
+            N_(
+                "{name}: the header (row {row}) is separated by the Persian '{mark}', which "
+                "the checker does not read as a separator; save the file with Latin commas "
+                "',' (a spreadsheet's 'CSV UTF-8'), or write prefix,guess,expected_output"
+            ),
+            name=shown(str(path)),
+            row=row_number,
+            mark=persian[0],
+        )
     if missing:
         found = ", ".join(f"'{cut(cell.strip(), SHOWN_CELL_CHARS)}'" for cell in cells[:8])
         found += ", ..." if len(cells) > 8 else ""
+        template = (
+            N_(
+                "{name}: missing column {missing}; the header (row {row}) must name prefix, "
+                "guess and optionally expected_output, found {found}"
+            )
+            if len(missing) == 1
+            else N_(
+                "{name}: missing column 'prefix' and 'guess'; the header (row {row}) must name "
+                "prefix, guess and optionally expected_output, found {found}"
+            )
+        )
         raise GuessFileError(
-            f"{shown(str(path))}: missing column {' and '.join(map(repr, missing))}; the "
-            f"header (row {row_number}) must name prefix, guess and optionally "
-            f"expected_output, found {found or 'nothing'}"
+            template,
+            name=shown(str(path)),
+            missing=repr(missing[0]),
+            row=row_number,
+            found=found or "''",
         )
     return {
         name: names.index(name) for name in REQUIRED_COLUMNS + OPTIONAL_COLUMNS if name in names
     }
 
 
-def _checked(row: dict, path_symbols: str) -> dict:
-    """The row with its result columns; a row that could not be parsed keeps its error."""
+def _checked(row: dict, path_symbols: str, tr: gettext.NullTranslations) -> dict:
+    """The row with its result columns, its error in tr's language ("" for a valid row)."""
     result = {**row, "accepted": None, "added": None, "output": None, "matches": None}
     if not row["error"]:
         cells = [row[name] for name in STUDENT_COLUMNS]
         result.update(_check_row(*cells, path_symbols))
+    error = result["error"]
+    result["error"] = error.text(tr) if isinstance(error, Message) else error
     return result
 
 
-def _cell_problem(name: str, value: str) -> str:
+def _cell_problem(name: str, value: str) -> Message | str:
     """Why a cell cannot even be checked as letters ("" if it can)."""
     if len(value) > MAX_CELL_CHARS:
-        return (
-            f"{name} is too long: {len(value):,} characters ({cut(value, SHOWN_CELL_CHARS)}); "
-            "it should be a few capital letters"
+        return Message(
+            N_(
+                "{column} is too long: {length:,} characters ({start}); "
+                "it should be a few capital letters"
+            ),
+            {"column": name, "length": len(value), "start": cut(value, SHOWN_CELL_CHARS)},
         )
     if "\n" in value or "\r" in value:
-        return (
-            f"{name} {value!r} holds a line break: the cell is quoted over several lines "
-            '(is a " left open?)'
+        return Message(
+            N_(
+                "{column} {value!r} holds a line break: the cell is quoted over several lines "
+                '(is a " left open?)'
+            ),
+            {"column": name, "value": value},
         )
+    for code, mark in PERSIAN_PUNCTUATION.items():
+        if code in value:
+            return Message(
+                N_(
+                    "{column} {value!r} holds the Persian '{mark}': cells are separated by "
+                    "Latin commas ',', and a cell holds capital letters A-Z only"
+                ),
+                {"column": name, "value": value, "mark": mark},
+            )
+    digit = next((char for char in value if char.isdigit()), None)
+    if digit is not None:
+        params = {"column": name, "value": value, "digit": digit}
+        params["position"] = value.index(digit) + 1
+        if "\u06f0" <= digit <= "\u06f9":
+            template = N_(
+                "{column} {value!r} has the Persian digit {digit!r} at position {position}: "
+                "cells hold capital letters A-Z, never digits"
+            )
+        elif "\u0660" <= digit <= "\u0669":
+            template = N_(
+                "{column} {value!r} has the Arabic-Indic digit {digit!r} at position "
+                "{position}: cells hold capital letters A-Z, never digits"
+            )
+        else:
+            template = N_(
+                "{column} {value!r} has the digit {digit!r} at position {position}: "
+                "cells hold capital letters A-Z, never digits"
+            )
+        return Message(template, params)
     return ""
 
 
+def _first_non_capital(text: str) -> tuple[int, str] | None:
+    return next(((i, char) for i, char in enumerate(text, start=1) if char not in CAPITALS), None)
+
+
+def _letters_problem(text: str, what: str) -> Message | None:
+    """The message `verify_on_path` gives for a non-capital in `text`, as a Message."""
+    found = _first_non_capital(text)
+    if found is None:
+        return None
+    position, char = found
+    params = {"what": what, "text": text, "char": char, "position": position}
+    if char.isalpha() and char.upper() in CAPITALS:
+        return Message(
+            N_(
+                "{what} {text!r} has the lower-case letter {char!r} at position {position}: "
+                "use capitals, e.g. {upper!r}"
+            ),
+            {**params, "upper": text.upper()},
+        )
+    if char.isspace():
+        template = N_(
+            "{what} {text!r} has a space at position {position}: only capital letters A-Z are allowed"
+        )
+    else:
+        template = N_(
+            "{what} {text!r} has {char!r} at position {position}: only capital letters A-Z are allowed"
+        )
+    return Message(template, params)
+
+
+def _invalid_message(prefix: str, guess: str, path: str) -> Message | None:
+    """Why `verify_on_path(prefix, guess, path)` refuses its input, as a Message (None if it does not).
+
+    The checks and their order are verify_on_path's (a test compares the English texts),
+    so that the same rule speaks every language.
+    """
+    if not guess:
+        return Message(N_("the guess is empty: write at least one capital letter to check"))
+    problem = _letters_problem(guess, "guess") or _letters_problem(prefix, "prefix")
+    if problem is not None:
+        return problem
+    params = {"prefix": prefix, "guess": guess, "path": path}
+    if not path.startswith(prefix):
+        return Message(
+            N_(
+                "prefix {prefix!r} is not a prefix of the path {path}: "
+                "it leaves the path at position {where}"
+            ),
+            {**params, "where": accept(prefix, path) + 1},
+        )
+    if prefix == path:
+        return Message(
+            N_("prefix {prefix!r} is already the whole path {path}: nothing is left to guess"),
+            params,
+        )
+    remaining = len(path) - len(prefix)
+    if len(guess) > remaining:
+        return Message(
+            N_(
+                "guess {guess!r} has {length} letters but only {remaining} "
+                "remain after prefix {prefix!r} on the path {path}"
+            ),
+            {**params, "length": len(guess), "remaining": remaining},
+        )
+    return None
+
+
+def explain_invalid(
+    prefix: str, guess: str, path: str = DEFAULT_PATH, lang: str | None = None
+) -> str:
+    """Why the path lesson refuses (prefix, guess), in the learner's language ("" if it does not).
+
+    Used by the checker and by lesson 02's widget, so both speak the learner's language.
+    """
+    message = _invalid_message(prefix, guess, path)
+    if message is None:
+        try:
+            verify_on_path(prefix, guess, path)
+        except InvalidGuess as error:  # a case this module does not know: English, not lost
+            return str(error)
+        return ""
+    tr = translator(lang)
+    if "what" in message.params:  # a widget's field, not a CSV column: its name translated
+        message = Message(
+            message.template, {**message.params, "what": tr.gettext(message.params["what"])}
+        )
+    return message.text(tr)
+
+
 def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dict:
-    """The result columns for one row's cleaned cells; problems go into 'error'."""
+    """The result columns for one row's cleaned cells; problems go into 'error' (a Message)."""
     result = {"accepted": None, "added": None, "output": None, "matches": None, "error": ""}
     for name, value in zip(STUDENT_COLUMNS, (prefix, guess, expected), strict=True):
         if problem := _cell_problem(name, value):
             result["error"] = problem
             return result
     if prefix.lower() in PREFIX_PLACEHOLDERS:
-        result["error"] = (
-            f"prefix {prefix!r}: leave the prefix cell blank to start at the beginning"
+        result["error"] = Message(
+            N_("prefix {prefix!r}: leave the prefix cell blank to start at the beginning"),
+            {"prefix": prefix},
         )
         return result
     try:
         verdict = verify_on_path(prefix, guess, path_symbols)
     except InvalidGuess as error:
-        result["error"] = str(error)
+        result["error"] = _invalid_message(prefix, guess, path_symbols) or str(error)
         return result
     result.update(accepted=verdict.accepted, added=verdict.added, output=verdict.output)
     if expected:
@@ -226,29 +432,40 @@ def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dic
         if bad is None:
             result["matches"] = expected == verdict.output
         elif bad.upper() in CAPITALS:
-            result["error"] = (
-                f"expected_output {expected!r} has lower-case letters: "
-                f"use capitals, e.g. {expected.upper()!r}"
+            result["error"] = Message(
+                N_(
+                    "expected_output {expected!r} has lower-case letters: "
+                    "use capitals, e.g. {upper!r}"
+                ),
+                {"expected": expected, "upper": expected.upper()},
             )
         else:
-            result["error"] = (
-                f"expected_output {expected!r} has {bad!r}: only capital letters A-Z are allowed"
+            result["error"] = Message(
+                N_(
+                    "expected_output {expected!r} has {bad!r}: only capital letters A-Z are allowed"
+                ),
+                {"expected": expected, "bad": bad},
             )
     return result
 
 
-def check_guesses(path: str | Path, path_symbols: str = DEFAULT_PATH) -> pd.DataFrame:
+def check_guesses(
+    path: str | Path, path_symbols: str = DEFAULT_PATH, lang: str | None = None
+) -> pd.DataFrame:
     """Check every row of a guesses CSV; one result row per non-blank data row.
 
     Columns: row (as a spreadsheet numbers it, header = 1), prefix, guess,
     expected_output (the student's cells, stripped), accepted, added, output (from the
     target path; <NA> for a bad row), matches (expected_output == output; <NA> when
-    not filled in or the row is bad) and error ("" for a valid row).
-    Raises GuessFileError when the file as a whole cannot be checked.
+    not filled in or the row is bad) and error ("" for a valid row, else the problem in
+    the language `lang`, see speclab.i18n; the column names stay English).
+    Raises GuessFileError when the file as a whole cannot be checked (its
+    `.message.text(translator(lang))` is the learner's language).
     """
+    tr = translator(lang)
     path = Path(path)
     text = read_text(path)
-    return _as_frame([_checked(row, path_symbols) for row in _data_rows(text, path)])
+    return _as_frame([_checked(row, path_symbols, tr) for row in _data_rows(text, path)])
 
 
 def _as_frame(records: list[dict]) -> pd.DataFrame:
@@ -288,88 +505,131 @@ def _missing(value) -> bool:
     return value is None or value is pd.NA
 
 
-def _table_cells(row: dict) -> list[str]:
+class Words:
+    """The report's words in one language (looked up once per report, not per row)."""
+
+    def __init__(self, tr: gettext.NullTranslations):
+        _ = tr.gettext
+        self.tr = tr
+        self.header = [_(name) for name in TABLE_HEADER]
+        self.problem = _("PROBLEM (see below)")
+        self.right, self.wrong = _("right"), _("wrong")
+        self.empty, self.blank = _("(empty)"), _("(blank)")
+        self.none, self.none_end = _("none"), _("none (end)")
+        self.row_problem = _("row {row}: {error}")
+
+
+def _table_cells(row: dict, words: Words) -> list[str]:
     """One line of the table, as the strings shown in its columns."""
     if row["error"]:
-        result = "PROBLEM (see below)"
+        result = words.problem
     elif _missing(row["matches"]):
         result = "-"
     else:
-        result = "right" if row["matches"] else "wrong"
+        result = words.right if row["matches"] else words.wrong
     checked = not row["error"]
     return [
         str(row["row"]),
-        _shown(row["prefix"], "(empty)"),
-        _shown(row["guess"], "(blank)"),
-        _shown(row["accepted"], "none") if checked else "",
-        _shown(row["added"], "none (end)") if checked else "",
+        _shown(row["prefix"], words.empty),
+        _shown(row["guess"], words.blank),
+        _shown(row["accepted"], words.none) if checked else "",
+        _shown(row["added"], words.none_end) if checked else "",
         _shown(row["output"], "") if checked else "",
         _shown(row["expected_output"], ""),
         result,
     ]
 
 
-def _widths(rows: Iterable[dict], path_symbols: str) -> list[int]:
+def _widths(rows: Iterable[dict], path_symbols: str, words: Words) -> list[int]:
     """Column widths: the student's cells as wide as the widest shown cell, results as the path.
 
     accepted, added and output are parts of the path (or "none (end)"), so their width
     is known without checking a row: a first pass over a long file only parses it.
     """
-    widths = [len(name) for name in TABLE_HEADER]
+    widths = [_display_width(name) for name in words.header]
     for row in rows:
         widths[0] = max(widths[0], len(str(row["row"])))
         for column, name in ((1, "prefix"), (2, "guess"), (6, "expected_output")):
-            widths[column] = max(widths[column], len(_shown(row[name], "(empty)")))
+            widths[column] = max(widths[column], _display_width(_shown(row[name], words.empty)))
     path_width = min(len(path_symbols), SHOWN_CELL_CHARS)
-    for column, least in ((3, path_width), (4, len("none (end)")), (5, path_width)):
+    for column, least in ((3, path_width), (4, _display_width(words.none_end)), (5, path_width)):
         widths[column] = max(widths[column], least)
     return widths
 
 
-def _report_lines(rows: Iterable[dict], widths: list[int], title: str, tally: Tally):
+def _report_lines(rows: Iterable[dict], widths: list[int], title: str, tally: Tally, words: Words):
     """The report of one file, line by line: title, table, problems, score.
 
     Yields as rows stream in; only the first MAX_PROBLEM_LINES problem lines are kept
     until the table ends, so the memory needed does not grow with the file.
     """
     yield f"== {title} =="
-    yield _table_line(TABLE_HEADER, widths)
+    yield _table_line(words.header, widths)
     problems = []
     for row in rows:
         tally.add(row)
-        yield _table_line(_table_cells(row), widths)
+        yield _table_line(_table_cells(row, words), widths)
         if row["error"] and len(problems) < MAX_PROBLEM_LINES:
-            problems.append(shown(f"row {row['row']}: {row['error']}"))
+            # not shown(): the translation's joiners (ZWNJ) stay; the cells in it are escaped
+            problems.append(words.row_problem.format(row=row["row"], error=row["error"]))
     yield from problems
     result = tally.score()
     if result.problems > len(problems):
         hidden = result.problems - len(problems)
-        yield f"... and {_rows(hidden)} more with a problem, not listed: fix the rows above first"
-    yield _score_line(result)
+        yield words.tr.ngettext(
+            "... and {count} row more with a problem, not listed: fix the rows above first",
+            "... and {count} rows more with a problem, not listed: fix the rows above first",
+            hidden,
+        ).format(count=hidden)
+    yield _score_line(result, words.tr)
 
 
-def format_report(frame: pd.DataFrame, title: str, path_symbols: str = DEFAULT_PATH) -> str:
-    """The row-by-row table and score for one checked file, as plain text."""
+def format_report(
+    frame: pd.DataFrame, title: str, path_symbols: str = DEFAULT_PATH, lang: str | None = None
+) -> str:
+    """The row-by-row table and score for one checked file, as plain text in `lang`."""
+    words = Words(translator(lang))
     rows = frame.to_dict("records")
-    return "\n".join(_report_lines(rows, _widths(rows, path_symbols), shown(title), Tally()))
+    widths = _widths(rows, path_symbols, words)
+    return "\n".join(_report_lines(rows, widths, shown(title), Tally(), words))
+
+
+def _display_width(text: str) -> int:
+    """Columns a terminal gives the text: a Chinese character takes two, a joiner none."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        2 if unicodedata.east_asian_width(char) in "WF" else 0 if char in "\u200c\u200d" else 1
+        for char in text
+    )
 
 
 def _table_line(cells: list[str], widths: list[int]) -> str:
-    return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
-
-
-def _score_line(result: Score) -> str:
-    expectations = (
-        f"{result.right} of {result.with_expectation} expected outputs right"
-        if result.with_expectation
-        else "no expected_output filled in"
+    padded = (
+        cell + " " * (width - _display_width(cell))
+        for cell, width in zip(cells, widths, strict=True)
     )
-    problems = "no problems" if result.all_valid else f"{_rows(result.problems)} with a problem"
-    return f"score: {expectations}; {_rows(result.rows)} checked, {problems}"
+    return "  ".join(padded).rstrip()
 
 
-def _rows(count: int) -> str:
-    return f"{count} row" if count == 1 else f"{count} rows"
+def _score_line(result: Score, tr: gettext.NullTranslations) -> str:
+    _, n_ = tr.gettext, tr.ngettext
+    if result.with_expectation:
+        expectations = _("{right} of {count} expected outputs right").format(
+            right=result.right, count=result.with_expectation
+        )
+    else:
+        expectations = _("no expected_output filled in")
+    checked = n_("{count} row checked", "{count} rows checked", result.rows)
+    if result.all_valid:
+        problems = _("no problems")
+    else:
+        problems = n_(
+            "{count} row with a problem", "{count} rows with a problem", result.problems
+        ).format(count=result.problems)
+    return _("score: {expectations}; {checked}, {problems}").format(
+        expectations=expectations, checked=checked.format(count=result.rows), problems=problems
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -382,38 +642,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--summary", action="store_true", help="only the one-line summary per student"
     )
+    parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default=None,
+        help="language of the report: en, zh or fa (default: from LANGUAGE, LC_ALL, "
+        "LC_MESSAGES or LANG, else English)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Print a report per file (and a class summary for several); 0 only if all rows are valid."""
+    tr = translator(getattr(args, "lang", None))
+    _ = tr.gettext
     files, errors = class_files(args.files)
     for error in errors:
-        print(f"error: {error}", file=sys.stderr)
+        print(_("error: {problem}").format(problem=error.text(tr)), file=sys.stderr)
     summary = []
+    words = Words(tr)
     for path, student in zip(files, _student_names(files), strict=True):
         try:
-            result = _check_and_print(path, args.summary)
+            result = _check_and_print(path, args.summary, words)
         except GuessFileError as error:
-            print(f"error: {error}", file=sys.stderr)
+            print(_("error: {problem}").format(problem=error.message.text(tr)), file=sys.stderr)
             result = None
         summary.append((student, result))
     if len(summary) > 1 or args.summary:
-        print(format_summary(summary))
+        print(format_summary(summary, tr))
     all_valid = not errors and all(result and result.all_valid for _, result in summary)
     return 0 if all_valid else 1
 
 
-def _check_and_print(path: Path, summary_only: bool) -> Score:
+def _check_and_print(path: Path, summary_only: bool, words: Words) -> Score:
     """Check one file as a stream of rows: parse once for the widths, then check and print."""
     text = read_text(path)
-    widths = _widths(_data_rows(text, path), DEFAULT_PATH)  # raises before anything is printed
-    rows = (_checked(row, DEFAULT_PATH) for row in _data_rows(text, path))
+    # raises before anything is printed
+    widths = _widths(_data_rows(text, path), DEFAULT_PATH, words)
+    rows = (_checked(row, DEFAULT_PATH, words.tr) for row in _data_rows(text, path))
     tally = Tally()
     if summary_only:
         for row in rows:
             tally.add(row)
     else:
-        for line in _report_lines(rows, widths, shown(str(path)), tally):
+        for line in _report_lines(rows, widths, shown(str(path)), tally, words):
             print(line)
         print()
     return tally.score()
@@ -425,16 +696,19 @@ def _student_names(files: list[Path]) -> list[str]:
     return [shown(path.stem if stems[path.stem] == 1 else str(path)) for path in files]
 
 
-def format_summary(summary: list[tuple[str, Score | None]]) -> str:
+def format_summary(
+    summary: list[tuple[str, Score | None]], tr: gettext.NullTranslations | None = None
+) -> str:
     """One line per student file: rows, problems, expectations right."""
-    table = [["student", "rows", "problems", "expected right"]]
+    _ = (tr or gettext.NullTranslations()).gettext
+    table = [[_("student"), _("rows"), _("problems"), _("expected right")]]
     for student, result in summary:
         if result is None:
-            table.append([student, "-", "file error", "-"])
+            table.append([student, "-", _("file error"), "-"])
         else:
             right = f"{result.right}/{result.with_expectation}" if result.with_expectation else "-"
             table.append([student, str(result.rows), str(result.problems), right])
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
-    lines = ["== summary =="]
+    widths = [max(_display_width(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = [_("== summary ==")]
     lines += [_table_line(line, widths) for line in table]
     return "\n".join(lines)

@@ -12,7 +12,9 @@ modifying the file:
 - a record with broken quoting spoils that record only: reading goes on at the next line;
 - `shown` escapes what a terminal would hide or obey (bidi and C1 controls, line breaks).
 
-Problems with the file as a whole raise `GuessFileError`, a one-line message.
+Problems with the file as a whole raise `GuessFileError`, a one-line message; its
+`.message` (a `speclab.i18n.Message`) is shown in the learner's language by the checker,
+and a record's problem is a `Message` too.
 Left out on purpose: guessing legacy encodings (cp1252, Shift-JIS): the student is asked
 to save as "CSV UTF-8" instead of being shown silently wrong letters.
 """
@@ -24,13 +26,23 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from speclab.i18n import N_, Message
+
 MAX_FILE_BYTES = 20_000_000  # a lesson's guesses file is a few hundred bytes
 # A record: (row number as a spreadsheet shows it, its cells or None, the problem or "").
 Record = tuple[int, list[str] | None, str]
 
 
 class GuessFileError(ValueError):
-    """The file as a whole cannot be checked (missing, empty, binary, no usable header)."""
+    """The file as a whole cannot be checked (missing, empty, binary, no usable header).
+
+    Raised with a template marked by N_ and its values; str() is English, `.message.text(tr)` is
+    the learner's language.
+    """
+
+    def __init__(self, template: str, **params):
+        self.message = Message(template, params)
+        super().__init__(self.message)
 
 
 def shown(text: str) -> str:
@@ -59,17 +71,21 @@ def read_text(path: Path) -> str:
     raw = _read_bytes(path)
     if raw.startswith(b"PK\x03\x04"):
         raise GuessFileError(
-            f"{shown(str(path))}: is a spreadsheet workbook (.xlsx) or zip, not CSV; "
-            "in your spreadsheet use Save As -> 'CSV UTF-8'"
+            N_(
+                "{name}: is a spreadsheet workbook (.xlsx) or zip, not CSV; "
+                "in your spreadsheet use Save As -> 'CSV UTF-8'"
+            ),
+            name=shown(str(path)),
         )
     text = _decode(raw, path)
     if any(ord(char) < 32 and char not in "\t\r\n" for char in text):
         raise GuessFileError(
-            f"{shown(str(path))}: contains control characters: not a CSV text file"
+            N_("{name}: contains control characters: not a CSV text file"), name=shown(str(path))
         )
     if not text.strip():
         raise GuessFileError(
-            f"{shown(str(path))}: is empty; it needs a header row: prefix,guess,expected_output"
+            N_("{name}: is empty; it needs a header row: prefix,guess,expected_output"),
+            name=shown(str(path)),
         )
     return text
 
@@ -81,16 +97,19 @@ def _read_bytes(path: Path) -> bytes:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        problem = "is a broken link" if os.path.islink(path) else "no such file"
-        raise GuessFileError(f"{name}: {problem}") from None
+        if os.path.islink(path):
+            raise GuessFileError(N_("{name}: is a broken link"), name=name) from None
+        raise GuessFileError(N_("{name}: no such file"), name=name) from None
     except OSError as error:
-        raise GuessFileError(f"{name}: cannot be read ({error.strerror})") from None
+        raise GuessFileError(
+            N_("{name}: cannot be read ({reason})"), name=name, reason=error.strerror
+        ) from None
     try:
         raw = _read_regular(descriptor, name)
     finally:
         os.close(descriptor)
     if len(raw) > MAX_FILE_BYTES:
-        raise GuessFileError(_too_big(name, len(raw)))
+        _too_big(name, len(raw))
     return raw
 
 
@@ -98,25 +117,34 @@ def _read_regular(descriptor: int, name: str) -> bytes:
     """The bytes behind an open descriptor if it is a regular file of at most the limit."""
     status = os.fstat(descriptor)  # of what was opened: no race with a renamed file
     if stat.S_ISDIR(status.st_mode):
-        raise GuessFileError(f"{name}: is a folder, not a CSV file")
+        raise GuessFileError(N_("{name}: is a folder, not a CSV file"), name=name)
     if not stat.S_ISREG(status.st_mode):
-        raise GuessFileError(f"{name}: is not a regular file (a pipe or a device); not read")
+        raise GuessFileError(
+            N_("{name}: is not a regular file (a pipe or a device); not read"), name=name
+        )
     if status.st_size > MAX_FILE_BYTES:
-        raise GuessFileError(_too_big(name, status.st_size))
+        _too_big(name, status.st_size)
     chunks, total = [], 0
     try:  # past the limit by at most one chunk: a file that grew since fstat is refused
         while total <= MAX_FILE_BYTES and (chunk := os.read(descriptor, 1 << 20)):
             chunks.append(chunk)
             total += len(chunk)
     except OSError as error:
-        raise GuessFileError(f"{name}: cannot be read ({error.strerror})") from None
+        raise GuessFileError(
+            N_("{name}: cannot be read ({reason})"), name=name, reason=error.strerror
+        ) from None
     return b"".join(chunks)
 
 
-def _too_big(name: str, size: int) -> str:
-    return (
-        f"{name}: is too big ({size:,} bytes); the checker reads files up to "
-        f"{MAX_FILE_BYTES // 1_000_000} MB, and a guesses file is a few KB; not read"
+def _too_big(name: str, size: int) -> None:
+    raise GuessFileError(
+        N_(
+            "{name}: is too big ({size:,} bytes); the checker reads files up to "
+            "{limit} MB, and a guesses file is a few KB; not read"
+        ),
+        name=name,
+        size=size,
+        limit=MAX_FILE_BYTES // 1_000_000,
     )
 
 
@@ -124,13 +152,18 @@ def _decode(raw: bytes, path: Path) -> str:
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return raw.decode("utf-16", errors="replace")  # spreadsheet "Unicode text" export
     if b"\x00" in raw:
-        raise GuessFileError(f"{shown(str(path))}: looks like a binary file, not a CSV text file")
+        raise GuessFileError(
+            N_("{name}: looks like a binary file, not a CSV text file"), name=shown(str(path))
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise GuessFileError(
-            f"{shown(str(path))}: is not UTF-8 text (a binary file, or a CSV saved in "
-            "another encoding); save it as 'CSV UTF-8'"
+            N_(
+                "{name}: is not UTF-8 text (a binary file, or a CSV saved in "
+                "another encoding); save it as 'CSV UTF-8'"
+            ),
+            name=shown(str(path)),
         ) from None
 
 
@@ -173,16 +206,16 @@ def _lines(stream: io.StringIO) -> Iterator[str]:
         yield line
 
 
-def _quoting_problem(error: csv.Error) -> str:
+def _quoting_problem(error: csv.Error) -> Message:
     if "field larger than field limit" in str(error):
-        return (
-            f"a cell is too long: longer than the {csv.field_size_limit():,} characters "
-            "a CSV cell may hold"
+        return Message(
+            N_("a cell is too long: longer than the {limit:,} characters a CSV cell may hold"),
+            {"limit": csv.field_size_limit()},
         )
-    return 'broken quoting: a " opens a cell and never closes (or text follows it)'
+    return Message(N_('broken quoting: a " opens a cell and never closes (or text follows it)'))
 
 
-def class_files(names: list[str]) -> tuple[list[Path], list[str]]:
+def class_files(names: list[str]) -> tuple[list[Path], list[Message]]:
     """The files to check (a folder gives its *.csv entries) and one error line per bad name.
 
     Every *.csv entry of a folder is kept, whatever it is (a broken link, a pipe, an
@@ -198,10 +231,17 @@ def class_files(names: list[str]) -> tuple[list[Path], list[str]]:
             with os.scandir(path) as entries:
                 found = sorted(path / entry.name for entry in entries if _is_csv_entry(entry))
         except OSError as error:
-            errors.append(f"{shown(str(path))}: folder cannot be listed ({error.strerror})")
+            errors.append(
+                Message(
+                    N_("{name}: folder cannot be listed ({reason})"),
+                    {"name": shown(str(path)), "reason": error.strerror},
+                )
+            )
             continue
         if not found:
-            errors.append(f"{shown(str(path))}: folder has no .csv files")
+            errors.append(
+                Message(N_("{name}: folder has no .csv files"), {"name": shown(str(path))})
+            )
         files.extend(found)
     return files, errors
 

@@ -8,6 +8,9 @@ returns it: a notebook shows it by evaluating it, `fig.savefig` writes it.
 Also here: how lesson 06's figures read a `speclab bench decode` report (one marker per
 scenario, one colour and line style per drafter), so a quick run in the notebook and a
 saved full run draw alike.
+Languages (lessons 01-03): `FigureWords(lang)` translates a label through speclab.i18n's
+catalogue, shapes Persian for matplotlib, and `projector_style(lang)` picks fonts that
+hold its letters.
 """
 
 from matplotlib.patches import Rectangle
@@ -76,9 +79,9 @@ def cell(ax, x: float, y: float, text: str, face: str, hatch: str | None = None,
     )
 
 
-def dropped_label(ax, first_x: float, last_x: float, y: float) -> None:
+def dropped_label(ax, first_x: float, last_x: float, y: float, word: str = "dropped") -> None:
     """One word under a run of dropped cells (hatching says it too)."""
-    ax.text((first_x + last_x) / 2, y, "dropped", ha="center", va="center", fontsize=14)
+    ax.text((first_x + last_x) / 2, y, word, ha="center", va="center", fontsize=14)
 
 
 def blank_axes(ax, left: float, width: float, height: float) -> None:
@@ -118,3 +121,97 @@ def report_rows(report: dict, scenario: str, drafter: str | None = None) -> list
 
 def report_row(report: dict, scenario: str, method: str) -> dict | None:
     return next((r for r in report_rows(report, scenario) if r["method"] == method), None)
+
+
+# --- languages: fonts and shaping (lessons 01-03 draw in en, zh and fa) --------------------
+# Debian: fonts-noto-cjk (Chinese), fonts-noto-core (Persian); DejaVu Sans, matplotlib's own
+# font, follows each list for what the first lacks (the ticks and crosses, Latin letters).
+FONTS = {
+    "en": ["DejaVu Sans"],
+    "zh": ["Noto Sans CJK SC", "DejaVu Sans"],
+    "fa": ["Noto Sans Arabic", "DejaVu Sans"],
+}
+
+
+FONT_FILES = {"Noto Sans CJK SC": "NotoSansCJK", "Noto Sans Arabic": "NotoSansArabic"}
+
+
+def _find_fonts(families: list[str]) -> None:
+    """Make sure matplotlib knows the families: its font list is cached on first use, so
+    fonts installed later (apt-get install fonts-noto-cjk) are added from the system here."""
+    from matplotlib import font_manager
+
+    known = {font.name for font in font_manager.fontManager.ttflist}
+    missing = [FONT_FILES[family] for family in families if family not in known]
+    if not missing:
+        return
+    for path in font_manager.findSystemFonts():
+        if any(stem in path for stem in missing):
+            font_manager.fontManager.addfont(path)
+
+
+def projector_style(lang: str) -> dict:
+    """PROJECTOR with the fonts that hold `lang`'s letters (for matplotlib.rc_context)."""
+    _find_fonts(FONTS[lang])
+    return {**PROJECTOR, "font.family": FONTS[lang]}
+
+
+def matplotlib_shapes_text() -> bool:
+    """True when matplotlib lays text out itself (libraqm: joins letters, orders bidi runs).
+
+    matplotlib 3.11 builds with libraqm; before, it drew characters one by one, left to
+    right, and Persian came out as separate letters in reverse order.
+    """
+    from matplotlib import ft2font
+
+    return hasattr(ft2font, "__libraqm_version__")
+
+
+def shape(text: str, lang: str) -> str:
+    """Persian as matplotlib must be given it: joined and in display order where it cannot.
+
+    Where matplotlib shapes text itself (`matplotlib_shapes_text`), the text is given as it
+    is (shaping it twice would reverse it again). Elsewhere arabic-reshaper picks each
+    letter's joined form and python-bidi reorders each line for display (Latin letters,
+    digits and formulas inside keep their left-to-right order). Chinese and English need
+    neither.
+    """
+    if lang != "fa" or not text or matplotlib_shapes_text():
+        return text
+    import arabic_reshaper
+    from bidi.algorithm import get_display
+
+    return "\n".join(get_display(arabic_reshaper.reshape(line)) for line in text.split("\n"))
+
+
+def text_width(text: str) -> float:
+    """The width of a label in Latin characters: a Chinese character counts two."""
+    import unicodedata
+
+    longest = max(text.split("\n"), key=len, default="")
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in longest)
+
+
+class FigureWords:
+    """A figure's words in one language: `words("accept {m}", m=2)` translates and shapes."""
+
+    def __init__(self, lang: str | None = None):
+        from speclab.i18n import resolve, translator
+
+        self.lang = resolve(lang)
+        self.tr = translator(self.lang)
+
+    def __call__(self, template: str, **values) -> str:
+        return shape(self.tr.gettext(template).format(**values), self.lang)
+
+    def plural(self, singular: str, plural: str, count: int, **values) -> str:
+        text = self.tr.ngettext(singular, plural, count).format(count=count, **values)
+        return shape(text, self.lang)
+
+    def shape(self, text: str) -> str:
+        """Text already in the figure's language (a caller's title or labels)."""
+        return shape(text, self.lang)
+
+    @property
+    def style(self) -> dict:
+        return projector_style(self.lang)

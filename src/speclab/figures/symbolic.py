@@ -5,6 +5,11 @@
 cross at m + 1, roll back), `forwards_per_case_figure` (Figure 2: target forwards per case
 with the greedy baseline drawn per case) and `eq1_figure` (Leviathan et al. 2023 Eq. 1 and
 the speedup over alpha, with a Monte-Carlo check). Nothing here is measured.
+
+Each takes `lang` ("en", "zh", "fa"; None: from the environment, see speclab.i18n): labels
+come from the message catalogue, Chinese is drawn in Noto Sans CJK and Persian is shaped
+and ordered (arabic-reshaper, python-bidi) in Noto Sans Arabic. Symbols, formulas and
+digits stay Latin in every language.
 """
 
 from collections.abc import Sequence
@@ -21,12 +26,13 @@ from speclab.counting import count_round, expected_speedup, expected_tokens_per_
 from speclab.figures.style import (
     CROSS,
     OKABE_ITO,
-    PROJECTOR,
     ROLE_COLOURS,
     TICK,
+    FigureWords,
     blank_axes,
     cell,
     dropped_label,
+    text_width,
 )
 
 
@@ -34,9 +40,10 @@ def check_row_figure(
     draft: Sequence[str],
     target: Sequence[str],
     prefix: Sequence[str] = "",
-    row_labels: Sequence[str] = ("target would choose", "guess", "new output"),
+    row_labels: Sequence[str] | None = None,
     title: str | None = None,
-    added_label: str = "from the target",
+    added_label: str | None = None,
+    lang: str | None = None,
 ) -> Figure:
     """A guess checked against the target: ticks, the first cross, the dropped rest.
 
@@ -44,15 +51,22 @@ def check_row_figure(
     target: [k] or [k + 1] symbols the target chooses at those positions
     The bottom row is the new output: prefix + accepted + the target's symbol at the
     first mismatch (or its next symbol when everything was accepted and one exists).
+    row_labels, title and added_label, when given, are already in the figure's language.
     """
+    _ = FigureWords(lang)
+    if row_labels is None:
+        row_labels = (_("target would choose"), _("guess"), _("new output"))
+    else:
+        row_labels = [_.shape(label) for label in row_labels]
+    added_label = _("from the target") if added_label is None else _.shape(added_label)
     draft, target, prefix = list(draft), list(target), list(prefix)
     m = accept(draft, target)
     added = target[m : m + 1]
     n_prefix, k = len(prefix), len(draft)
     width = n_prefix + max(k, len(target)) + 1
     cell_font = 20 if max(map(len, draft + target + prefix), default=1) <= 2 else 15
-    label_room = 0.32 * max(map(len, row_labels)) + 0.3
-    with matplotlib.rc_context(PROJECTOR):
+    label_room = 0.32 * max(map(text_width, row_labels)) + 0.3
+    with matplotlib.rc_context(_.style):
         fig, ax = plt.subplots(figsize=(0.75 * (width + label_room + 2.5), 4.2))
         blank_axes(ax, -label_room, width + 2.5, 3.1)
         fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.9)
@@ -73,37 +87,44 @@ def check_row_figure(
             cell(ax, x, 1.3, symbol, ROLE_COLOURS[role], hatch=hatch, fontsize=cell_font)
             ax.text(x, 0.65, mark, ha="center", va="center", fontsize=22)
         if m + 1 < k:
-            dropped_label(ax, n_prefix + m + 1, n_prefix + k - 1, 0.65)
+            dropped_label(ax, n_prefix + m + 1, n_prefix + k - 1, 0.65, _("dropped"))
         output = [(s, "prefix") for s in prefix] + [(s, "accepted") for s in draft[:m]]
         output += [(s, "target") for s in added]
         for x, (symbol, role) in enumerate(output):
             cell(ax, x, 0.0, symbol, ROLE_COLOURS[role], fontsize=cell_font)
-        note = f"\u2190 {added_label}" if added else "end: nothing added"
+        note = f"\u2190 {added_label}" if added else _("end: nothing added")
         ax.text(len(output) - 0.3, -0.05, note, ha="left", va="center")
         for i in range(n_prefix):
             cell(ax, i, 1.3, prefix[i], ROLE_COLOURS["prefix"], fontsize=cell_font)
-        accepted_text = f"{m} accepted, output grows by {len(output) - n_prefix}"
-        ax.set_title(title or accepted_text, loc="left")
+        accepted_text = _(
+            "{m} accepted, output grows by {grown}", m=m, grown=len(output) - n_prefix
+        )
+        ax.set_title(_.shape(title) if title else accepted_text, loc="left")
         plt.close(fig)
     return fig
 
 
-def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
+def draft_verify_figure(k: int = 4, accepted: int = 2, lang: str | None = None) -> Figure:
     """Lesson 03, Figure 1: draft k, verify all k in one forward, accept m, roll back.
 
     Ticks on drafts 1..m, a cross on m + 1, the rest hatched and dropped; the target's
     own token t(m+1) is appended and an arrow shows where the next round starts.
     """
+    _ = FigureWords(lang)
     round_count = count_round(accepted, k)
     m = round_count.accepted
-    with matplotlib.rc_context(PROJECTOR):
+    with matplotlib.rc_context(_.style):
         fig, ax = plt.subplots(figsize=(13, 5.8))
         blank_axes(ax, -3.6, k + 8.5, 5.0)
         fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.93)
         rows = {"draft": 4.2, "verify": 2.4, "accept": 0.6}
-        ax.text(-0.7, rows["draft"], f"1. draft {k}\n(drafter, cheap)", ha="right", va="center")
-        ax.text(-0.7, rows["verify"], f"2. verify {k}\n(target)", ha="right", va="center")
-        ax.text(-0.7, rows["accept"], f"3. accept m = {m}", ha="right", va="center")
+        steps = (
+            ("draft", _("1. draft {k}\n(drafter, cheap)", k=k)),
+            ("verify", _("2. verify {k}\n(target)", k=k)),
+            ("accept", _("3. accept m = {m}", m=m)),
+        )
+        for row, label in steps:
+            ax.text(-0.7, rows[row], label, ha="right", va="center")
         for i in range(k):
             cell(ax, i, rows["draft"], f"d{i + 1}", ROLE_COLOURS["draft"], fontsize=18)
         for i in range(k + 1):
@@ -117,7 +138,7 @@ def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
         ax.text(
             k + 0.7,
             rows["verify"],
-            f"ONE forward checks all {k}\n(t{k + 1}: the bonus if all pass)",
+            _("ONE forward checks all {k}\n(t{bonus}: the bonus if all pass)", k=k, bonus=k + 1),
             va="center",
         )
         for i in range(k):
@@ -137,10 +158,10 @@ def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
                 fontsize=22,
             )
         if m + 1 < k:
-            dropped_label(ax, m + 1, k - 1, rows["accept"] - 0.68)
+            dropped_label(ax, m + 1, k - 1, rows["accept"] - 0.68, _("dropped"))
         new_x = k + 1.3
         ax.text(
-            new_x - 0.5, rows["accept"] + 0.75, "output += ", ha="left", va="center", fontsize=15
+            new_x - 0.5, rows["accept"] + 0.75, _("output += "), ha="left", va="center", fontsize=15
         )
         for j in range(m):
             cell(ax, new_x + j, rows["accept"], f"d{j + 1}", ROLE_COLOURS["accepted"], fontsize=18)
@@ -148,7 +169,7 @@ def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
         ax.text(
             new_x + m + 0.6,
             rows["accept"],
-            f"{round_count.tokens} tokens\nfor 1 forward",
+            _("{tokens} tokens\nfor 1 forward", tokens=round_count.tokens),
             va="center",
             fontsize=15,
         )
@@ -166,7 +187,7 @@ def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
             ax.text(
                 (m + k - 1) / 2,
                 rows["accept"] - 1.85,
-                f"roll back: next round continues after t{m + 1}",
+                _("roll back: next round continues after t{next}", next=m + 1),
                 ha="center",
                 va="center",
                 fontsize=15,
@@ -179,20 +200,24 @@ def draft_verify_figure(k: int = 4, accepted: int = 2) -> Figure:
                 arrowprops={"arrowstyle": "-|>", "lw": 2, "mutation_scale": 20},
             )
         ax.set_ylim(-2.2, 5.0)
-        ax.set_title(f"One round: draft {k}, verify {k}, accept m = {m}", loc="left")
+        ax.set_title(_("One round: draft {k}, verify {k}, accept m = {m}", k=k, m=m), loc="left")
         plt.close(fig)
     return fig
 
 
-def forwards_per_case_figure(cases: Sequence[int] = (0, 2, 4), k: int = 4) -> Figure:
+def forwards_per_case_figure(
+    cases: Sequence[int] = (0, 2, 4), k: int = 4, lang: str | None = None
+) -> Figure:
     """Lesson 03, Figure 2: target forwards per case, with its own greedy bar beside it.
 
     For m accepted drafts a speculative round costs 1 target forward and yields m + 1
     tokens; greedy needs m + 1 forwards for the same tokens. Bars are split into cells,
     one cell per forward, so the counts can be read without colour.
     """
+    _ = FigureWords(lang)
     rounds = [count_round(m, k) for m in cases]
-    with matplotlib.rc_context(PROJECTOR):
+    role_names = {"speculative": _("speculative"), "greedy": _("greedy")}
+    with matplotlib.rc_context(_.style):
         fig, ax = plt.subplots(figsize=(11, 2.2 + 1.6 * len(rounds)), layout="constrained")
         ticks, labels = [], []
         for row, counted in enumerate(rounds):
@@ -211,14 +236,14 @@ def forwards_per_case_figure(cases: Sequence[int] = (0, 2, 4), k: int = 4) -> Fi
                     edgecolor="black",
                     hatch=hatch,
                 )
-                ax.text(forwards + 0.1, bar_y, f"{role}: {forwards}", va="center")
+                ax.text(forwards + 0.1, bar_y, f"{role_names[role]}: {forwards}", va="center")
                 ticks.append(bar_y)
-            tokens = f"{counted.tokens} token" + ("" if counted.tokens == 1 else "s")
-            labels += [f"accept {counted.accepted}:\n{tokens}", ""]
+            tokens = _.plural("{count} token", "{count} tokens", counted.tokens)
+            labels += [_("accept {m}:\n{tokens}", m=counted.accepted, tokens=tokens), ""]
             ax.text(
                 6.6,
                 y,
-                f"saves {counted.saved}" if counted.saved else "break even",
+                _("saves {saved}", saved=counted.saved) if counted.saved else _("break even"),
                 va="center",
                 fontweight="bold",
             )
@@ -226,11 +251,14 @@ def forwards_per_case_figure(cases: Sequence[int] = (0, 2, 4), k: int = 4) -> Fi
         ax.set_xlim(0, 8.2)
         ax.set_xticks(range(0, 7))
         ax.spines[["top", "right"]].set_visible(False)
-        ax.set_title("Same tokens, fewer target forwards", loc="left")
+        ax.set_title(_("Same tokens, fewer target forwards"), loc="left")
         greedy_counts = ", ".join(str(r.greedy_forwards) for r in rounds)
         ax.set_xlabel(
-            f"target forwards\n\nGreedy is drawn per case ({greedy_counts} forwards). "
-            "A single 4-cell greedy bar,\nas one source draws it, matches none of the cases.",
+            _(
+                "target forwards\n\nGreedy is drawn per case ({counts} forwards). "
+                "A single 4-cell greedy bar,\nas one source draws it, matches none of the cases.",
+                counts=greedy_counts,
+            ),
             fontsize=14,
             loc="left",
         )
@@ -244,6 +272,7 @@ def eq1_figure(
     c: float,
     simulated_mean: float | None = None,
     simulated_standard_error: float | None = None,
+    lang: str | None = None,
 ) -> Figure:
     """Eq. 1 (expected tokens per round) and the speedup over alpha, at one (k, c).
 
@@ -254,16 +283,17 @@ def eq1_figure(
     alphas = np.linspace(0.0, 1.0, 101)  # [101]
     tokens = expected_tokens_per_round(alphas, k)  # [101]
     speedups = expected_speedup(alphas, k, c)  # [101]
-    with matplotlib.rc_context(PROJECTOR):
+    _ = FigureWords(lang)
+    with matplotlib.rc_context(_.style):
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), layout="constrained")
-        left.plot(alphas, tokens, color=OKABE_ITO["blue"], lw=3, label="Eq. 1")
+        left.plot(alphas, tokens, color=OKABE_ITO["blue"], lw=3, label=_("Eq. 1"))
         left.plot(
             [alpha],
             [expected_tokens_per_round(alpha, k)],
             "o",
             ms=12,
             color=OKABE_ITO["blue"],
-            label="formula at \u03b1",
+            label=_("formula at \u03b1"),
         )
         if simulated_mean is not None:
             error = 2 * (simulated_standard_error or 0.0)
@@ -276,12 +306,12 @@ def eq1_figure(
                 color=OKABE_ITO["orange"],
                 mec="black",
                 capsize=6,
-                label="simulated (\u00b12 s.e.)",
+                label=_("simulated (\u00b12 s.e.)"),
             )
-        left.set_xlabel("acceptance rate \u03b1")
-        left.set_ylabel("tokens per round")
+        left.set_xlabel(_("acceptance rate \u03b1"))
+        left.set_ylabel(_("tokens per round"))
         left.set_ylim(0.8, k + 1.3)
-        left.set_title(f"Eq. 1 with k = {k}: 1 to {k + 1} tokens", loc="left")
+        left.set_title(_("Eq. 1 with k = {k}: 1 to {most} tokens", k=k, most=k + 1), loc="left")
         left.legend(loc="upper left")
         right.fill_between(
             alphas,
@@ -291,10 +321,10 @@ def eq1_figure(
             edgecolor="#BBBBBB",
             hatch="//",
             lw=0,
-            label="slower than greedy",
+            label=_("slower than greedy"),
         )
         right.axhline(1, color="black", ls="--", lw=1.5)
-        right.plot(alphas, speedups, color=OKABE_ITO["vermillion"], lw=3, label="speedup")
+        right.plot(alphas, speedups, color=OKABE_ITO["vermillion"], lw=3, label=_("speedup"))
         right.plot(
             [alpha],
             [expected_speedup(alpha, k, c)],
@@ -302,12 +332,12 @@ def eq1_figure(
             ms=12,
             color=OKABE_ITO["vermillion"],
             mec="black",
-            label="at \u03b1",
+            label=_("at \u03b1"),
         )
-        right.set_xlabel("acceptance rate \u03b1")
-        right.set_ylabel("expected speedup")
+        right.set_xlabel(_("acceptance rate \u03b1"))
+        right.set_ylabel(_("expected speedup"))
         right.set_ylim(0, max(2.0, float(speedups.max()) * 1.15))
-        right.set_title(f"predicted speedup, c = {c:.2f}", loc="left")
+        right.set_title(_("predicted speedup, c = {c:.2f}", c=c), loc="left")
         right.legend(loc="upper left")
         for ax in (left, right):
             ax.set_xlim(0, 1.05)

@@ -2,13 +2,17 @@
 
 Each widget is a small class whose callback is a plain method (`update`), so pytest can
 set a value and read what is shown (`.text.value`, `.figure`, `.picture.value`) without
-a browser. Figures are drawn by `speclab.figures` and shown as PNG.
+a browser. Figures are drawn by `speclab.figures` and shown as PNG. Lessons 01-03's widgets
+speak en, zh or fa (`lang=`, see speclab.i18n): `in_language` lays a Persian widget out
+right to left and `paragraph` marks each sentence with its language and direction.
 """
 
 import io
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
+
+from speclab.i18n import DIRECTION
 
 
 def figure_png(fig: Figure, dpi: int = 72) -> bytes:
@@ -37,5 +41,21 @@ def normalise(answer: str) -> str:
     return answer.strip().casefold()
 
 
-def squares(count: int) -> str:
-    return f"{count} square" if count == 1 else f"{count} squares"
+RTL_STYLE = "<style>.speclab-rtl { direction: rtl; text-align: right; }</style>"
+
+
+def in_language(box: widgets.Box, lang: str) -> widgets.Box:
+    """The box laid out in lang's direction: Persian widgets read right to left.
+
+    A CSS class on the box (its labels, text boxes and sentences follow `direction: rtl`);
+    the <style> that defines it travels with the widget, so it works in any notebook.
+    """
+    if DIRECTION[lang] == "rtl":
+        box.add_class("speclab-rtl")
+        box.children = (widgets.HTML(RTL_STYLE), *box.children)
+    return box
+
+
+def paragraph(html_text: str, lang: str, size: str = "1.3em") -> str:
+    """One paragraph of a widget's sentence, with its language and direction set."""
+    return f"<p lang='{lang}' dir='{DIRECTION[lang]}' style='font-size:{size}'>{html_text}</p>"

@@ -6,6 +6,10 @@
   verdict, or the error message of an invalid case.
 - `SpeedupExplorer` (lesson 03): sliders for alpha, k and c over Leviathan et al. (2023)
   Eq. 1 and the speedup, with a seeded Monte-Carlo check beside the formula.
+
+Each takes `lang` ("en", "zh", "fa"; None: from the environment): every label and sentence
+comes from speclab.i18n's catalogue, and a Persian widget is laid out right to left.
+Numbers, letters and formulas stay Latin (the digit convention of speclab.i18n).
 """
 
 import html
@@ -17,16 +21,18 @@ from matplotlib.figure import Figure
 
 from speclab.acceptance import DEFAULT_PATH, InvalidGuess, accept, verify_on_path
 from speclab.counting import expected_speedup, expected_tokens_per_round, simulate_rounds
+from speclab.exercises import explain_invalid
 from speclab.figures import CROSS, TICK, check_row_figure, eq1_figure
-from speclab.widgets.base import Shown, figure_png, normalise, squares
+from speclab.i18n import N_, resolve, translator
+from speclab.widgets.base import Shown, figure_png, in_language, normalise, paragraph
 
 # Lesson 01's quiz: number answers, so no language or spelling decides right and wrong.
 QUIZ_QUESTIONS = (
-    "How many legs does a spider have?",
+    N_("How many legs does a spider have?"),
     "7 \u00d7 8 = ?",
-    "How many sides does a hexagon have?",
-    "How many degrees are in a right angle?",
-    "(the free square) How many minutes are in two hours?",
+    N_("How many sides does a hexagon have?"),
+    N_("How many degrees are in a right angle?"),
+    N_("(the free square) How many minutes are in two hours?"),
 )
 
 
@@ -39,15 +45,23 @@ class QuizGame(Shown):
     def __init__(
         self,
         answers: Sequence[str] = ("8", "56", "5", "90"),
-        questions: Sequence[str] = QUIZ_QUESTIONS,
+        questions: Sequence[str] | None = None,
         answer_key: Sequence[str] = QUIZ_KEY,
+        lang: str | None = None,
     ):
+        self.lang = resolve(lang)
+        self.tr = translator(self.lang)
+        _ = self.tr.gettext
+        if questions is None:
+            questions = [_(question) for question in QUIZ_QUESTIONS]
         if len(answer_key) != len(answers) + 1 or len(questions) != len(answer_key):
             raise ValueError("the host needs one more answer (the free square) than you write")
         self.answer_key = [normalise(answer) for answer in answer_key]
         self.questions = list(questions)
         self.answers = [
-            widgets.Text(value=answer, description=f"Q{i + 1}", placeholder=question)
+            widgets.Text(
+                value=answer, description=_("Q{number}").format(number=i + 1), placeholder=question
+            )
             for i, (answer, question) in enumerate(zip(answers, questions, strict=False))
         ]
         self.text = widgets.HTML()
@@ -56,8 +70,16 @@ class QuizGame(Shown):
         for box in self.answers:
             box.observe(self._on_change, names="value")
         questions_html = "".join(f"<li>{html.escape(q)}</li>" for q in self.questions)
-        self.box = widgets.VBox(
-            [widgets.HTML(f"<ol>{questions_html}</ol>"), *self.answers, self.text, self.picture]
+        self.box = in_language(
+            widgets.VBox(
+                [
+                    widgets.HTML(f"<ol lang='{self.lang}'>{questions_html}</ol>"),
+                    *self.answers,
+                    self.text,
+                    self.picture,
+                ]
+            ),
+            self.lang,
         )
         self.update()
 
@@ -66,31 +88,42 @@ class QuizGame(Shown):
         typed = [normalise(box.value) for box in self.answers]
         return accept(typed, self.answer_key)
 
+    def _squares(self, count: int) -> str:
+        return self.tr.ngettext("{count} square", "{count} squares", count).format(count=count)
+
     def update(self) -> None:
+        _ = self.tr.gettext
         typed = [box.value.strip() for box in self.answers]
         m = self.accepted
         marks = []
         for i, answer in enumerate(typed):
-            shown = html.escape(answer) or "(blank)"
+            values = {"number": i + 1, "answer": html.escape(answer) or _("(blank)")}
             if i < m:
-                marks.append(f"{TICK} Q{i + 1} {shown}")
+                marks.append(f"{TICK} " + _("Q{number} {answer}").format(**values))
             elif i == m:
-                marks.append(f"{CROSS} Q{i + 1} {shown} (host: {self.answer_key[i]})")
+                host = _("Q{number} {answer} (host: {key})").format(
+                    key=self.answer_key[i], **values
+                )
+                marks.append(f"{CROSS} {host}")
             else:
-                marks.append(f"dropped: Q{i + 1} {shown}")
+                marks.append(_("dropped: Q{number} {answer}").format(**values))
         free = self.answer_key[m]
-        why = "the host's answer to the one you missed" if m < len(typed) else "the bonus question"
-        self.text.value = (
-            "<p style='font-size:1.3em'>" + " &nbsp; ".join(marks) + "</p>"
-            f"<p style='font-size:1.3em'><b>You advance {squares(m + 1)}</b>: "
-            f"{m} right + 1 free ({why}: {free}).</p>"
+        if m < len(typed):
+            why = _("the host's answer to the one you missed")
+        else:
+            why = _("the bonus question")
+        advance = _("You advance {squares}").format(squares=self._squares(m + 1))
+        sums = _("{m} right + 1 free ({why}: {free}).").format(m=m, why=why, free=free)
+        self.text.value = paragraph(" &nbsp; ".join(marks), self.lang) + paragraph(
+            f"<b>{advance}</b>: {sums}", self.lang
         )
         self.figure = check_row_figure(
             [normalise(answer) or "?" for answer in typed],
             self.answer_key,
-            row_labels=("host's answers", "your answers", "squares advanced"),
-            title=f"{m} right, {squares(m + 1)}",
-            added_label="free: the host's answer",
+            row_labels=(_("host's answers"), _("your answers"), _("squares advanced")),
+            title=_("{m} right, {squares}").format(m=m, squares=self._squares(m + 1)),
+            added_label=_("free: the host's answer"),
+            lang=self.lang,
         )
         self.picture.value = figure_png(self.figure)
 
@@ -98,47 +131,68 @@ class QuizGame(Shown):
 class PathExplorer(Shown):
     """Lesson 02: a prefix and a guess on the path, its verdict or its error."""
 
-    def __init__(self, prefix: str = "", guess: str = "ABX", path: str = DEFAULT_PATH):
+    def __init__(
+        self,
+        prefix: str = "",
+        guess: str = "ABX",
+        path: str = DEFAULT_PATH,
+        lang: str | None = None,
+    ):
+        self.lang = resolve(lang)
+        self.tr = translator(self.lang)
+        _ = self.tr.gettext
         self.path = path
-        self.prefix = widgets.Text(value=prefix, description="prefix", placeholder="(empty)")
-        self.guess = widgets.Text(value=guess, description="guess")
+        self.prefix = widgets.Text(value=prefix, description=_("prefix"), placeholder=_("(empty)"))
+        self.guess = widgets.Text(value=guess, description=_("guess"))
         self.text = widgets.HTML()
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None
         self.prefix.observe(self._on_change, names="value")
         self.guess.observe(self._on_change, names="value")
-        self.box = widgets.VBox(
-            [
-                widgets.HTML(f"target path: <b>{html.escape(path)}</b>"),
-                self.prefix,
-                self.guess,
-                self.text,
-                self.picture,
-            ]
+        path_line = _("target path: {path}").format(path=f"<b dir='ltr'>{html.escape(path)}</b>")
+        self.box = in_language(
+            widgets.VBox(
+                [
+                    widgets.HTML(paragraph(path_line, self.lang, "1em")),
+                    self.prefix,
+                    self.guess,
+                    self.text,
+                    self.picture,
+                ]
+            ),
+            self.lang,
         )
         self.update()
 
     def update(self) -> None:
+        _ = self.tr.gettext
         prefix, guess = self.prefix.value, self.guess.value
         try:
             verdict = verify_on_path(prefix, guess, self.path)
-        except InvalidGuess as error:
-            self.text.value = (
-                f"<p style='font-size:1.3em'>{CROSS} <b>invalid</b>: {html.escape(str(error))}</p>"
+        except InvalidGuess:
+            problem = explain_invalid(prefix, guess, self.path, self.lang)
+            self.text.value = paragraph(
+                f"{CROSS} <b>{_('invalid')}</b>: {html.escape(problem)}", self.lang
             )
             self.figure = None
             self.picture.value = b""
             return
-        added = verdict.added or "nothing (end of the path)"
-        self.text.value = (
-            "<p style='font-size:1.3em'>"
-            f"accepted: <b>{verdict.accepted or 'none'}</b> &nbsp; "
-            f"added by the target: <b>{added}</b> &nbsp; "
-            f"new output: <b>{verdict.output}</b></p>"
+        added = verdict.added or _("nothing (end of the path)")
+        parts = (
+            (_("accepted"), verdict.accepted or _("none")),
+            (_("added by the target"), added),
+            (_("new output"), verdict.output),
+        )
+        self.text.value = paragraph(
+            " &nbsp; ".join(f"{name}: <b>{value}</b>" for name, value in parts), self.lang
         )
         target = self.path[len(prefix) : len(prefix) + len(guess) + 1]
         self.figure = check_row_figure(
-            guess, target, prefix=prefix, title=f"output: {verdict.output}"
+            guess,
+            target,
+            prefix=prefix,
+            title=_("output: {output}").format(output=verdict.output),
+            lang=self.lang,
         )
         self.picture.value = figure_png(self.figure)
 
@@ -153,22 +207,30 @@ class SpeedupExplorer(Shown):
         c: float = 0.05,
         n_rounds: int = 20_000,
         seed: int = 2023,
+        lang: str | None = None,
     ):
+        self.lang = resolve(lang)
+        self.tr = translator(self.lang)
+        _ = self.tr.gettext
         self.n_rounds = n_rounds
         self.seed = seed
         self.alpha = widgets.FloatSlider(
-            value=alpha, min=0.0, max=1.0, step=0.05, description="\u03b1 (accept)"
+            value=alpha, min=0.0, max=1.0, step=0.05, description=_("\u03b1 (accept)")
         )
-        self.k = widgets.IntSlider(value=k, min=1, max=10, description="k (drafts)")
+        self.k = widgets.IntSlider(value=k, min=1, max=10, description=_("k (drafts)"))
         self.c = widgets.FloatSlider(
-            value=c, min=0.0, max=0.5, step=0.01, description="c (draft cost)"
+            value=c, min=0.0, max=0.5, step=0.01, description=_("c (draft cost)")
         )
+        for slider in (self.alpha, self.k, self.c):
+            slider.style.description_width = "initial"  # the whole label, in every language
         self.text = widgets.HTML()
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None
         for slider in (self.alpha, self.k, self.c):
             slider.observe(self._on_change, names="value")
-        self.box = widgets.VBox([self.alpha, self.k, self.c, self.text, self.picture])
+        self.box = in_language(
+            widgets.VBox([self.alpha, self.k, self.c, self.text, self.picture]), self.lang
+        )
         self.update()
 
     def simulate(self) -> tuple[float, float]:
@@ -178,20 +240,27 @@ class SpeedupExplorer(Shown):
         return float(tokens.mean()), float(tokens.std(ddof=1) / np.sqrt(tokens.size))
 
     def update(self) -> None:
+        _ = self.tr.gettext
         alpha, k, c = self.alpha.value, self.k.value, self.c.value
         formula = expected_tokens_per_round(alpha, k)
         speedup = expected_speedup(alpha, k, c)
         mean, standard_error = self.simulate()
         if np.isclose(speedup, 1.0):
-            verdict = "break even with greedy"
+            verdict = _("break even with greedy")
         else:
-            verdict = "faster than greedy" if speedup > 1 else "slower than greedy"
-        self.text.value = (
-            "<p style='font-size:1.2em'>"
-            f"Eq. 1: <b>{formula:.3f}</b> tokens per round &nbsp; | &nbsp; "
-            f"simulated ({self.n_rounds:,} rounds): <b>{mean:.3f} \u00b1 {standard_error:.3f}</b>"
-            f"<br>predicted speedup: <b>{speedup:.2f}\u00d7</b> ({verdict}), if verifying "
-            f"{k + 1} positions costs one plain step and a draft step costs c = {c:.2f}.</p>"
+            verdict = _("faster than greedy") if speedup > 1 else _("slower than greedy")
+        eq1 = _("Eq. 1: {formula} tokens per round").format(formula=f"<b>{formula:.3f}</b>")
+        simulated = _("simulated ({rounds} rounds): {mean}").format(
+            rounds=f"{self.n_rounds:,}", mean=f"<b>{mean:.3f} \u00b1 {standard_error:.3f}</b>"
         )
-        self.figure = eq1_figure(alpha, k, c, mean, standard_error)
+        predicted = _(
+            "predicted speedup: {speedup} ({verdict}), if verifying {positions} positions "
+            "costs one plain step and a draft step costs c = {c}."
+        ).format(
+            speedup=f"<b>{speedup:.2f}\u00d7</b>", verdict=verdict, positions=k + 1, c=f"{c:.2f}"
+        )
+        self.text.value = paragraph(
+            f"{eq1} &nbsp; | &nbsp; {simulated}<br>{predicted}", self.lang, "1.2em"
+        )
+        self.figure = eq1_figure(alpha, k, c, mean, standard_error, lang=self.lang)
         self.picture.value = figure_png(self.figure)

@@ -1,0 +1,445 @@
+"""Tests for speclab.i18n: language choice, the catalogues, and what lessons 01-03 show in zh/fa.
+
+The catalogues are checked against the code itself: every message the code marks (an
+ast walk over the modules that show lessons 01-03) has a translation in each language,
+with the same {placeholders}, and no catalogue keeps a message the code no longer uses.
+"""
+
+import ast
+import gettext
+import hashlib
+import io
+import re
+import subprocess
+import sys
+import tomllib
+import warnings
+
+import pytest
+
+from speclab.acceptance import InvalidGuess, verify_on_path
+from speclab.cli import main
+from speclab.exercises import GuessFileError, check_guesses, explain_invalid, format_report
+from speclab.figures.style import matplotlib_shapes_text
+from speclab.i18n import (
+    LANGUAGES,
+    LOCALE_DIR,
+    Message,
+    catalogue_path,
+    mo_bytes,
+    persian_digits,
+    read_po,
+    resolve,
+    translator,
+)
+from speclab.paths import data_dir, repo_root
+
+PACKAGE = repo_root() / "src" / "speclab"
+# The modules whose every shown string goes through the catalogue.
+TRANSLATED_MODULES = (
+    "exercises.py",
+    "student_files.py",
+    "widgets/symbolic.py",
+    "figures/symbolic.py",
+)
+TRANSLATIONS = [lang for lang in LANGUAGES if lang != "en"]
+LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+
+@pytest.fixture(autouse=True)
+def english_environment(monkeypatch):
+    for variable in LOCALE_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+
+
+def used_msgids() -> set[str]:
+    """Every string passed to _(), N_(), gettext(), ngettext()/n_()/plural() in the modules."""
+    found = set()
+    for name in TRANSLATED_MODULES:
+        tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            texts = [
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+            ]
+            if called in ("_", "N_", "gettext") and texts:
+                found.add(texts[0])
+            elif called in ("ngettext", "n_", "plural") and len(texts) >= 2:
+                found.add(texts[0] + "\0" + texts[1])
+    return found
+
+
+def placeholders(text: str) -> set[str]:
+    return {field for _, field, _, _ in __import__("string").Formatter().parse(text) if field}
+
+
+# --- choosing the language ---------------------------------------------------------------
+
+
+def test_the_argument_wins_and_unknown_languages_are_refused(monkeypatch):
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert resolve("fa") == "fa" and resolve("fa_IR.UTF-8") == "fa" and resolve("EN") == "en"
+    with pytest.raises(ValueError, match="unknown language 'de'.*en, zh, fa"):
+        resolve("de")
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({}, "en"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "fa_IR.UTF-8"}, "fa"),
+        ({"LANG": "zh_CN.UTF-8", "LC_MESSAGES": "fa_IR"}, "fa"),
+        ({"LANG": "fa_IR", "LC_ALL": "zh_TW.UTF-8"}, "zh"),
+        ({"LANGUAGE": "de:fa:en", "LANG": "zh_CN"}, "fa"),  # the first of ours in the list
+        ({"LANGUAGE": "de", "LANG": "zh_CN"}, "zh"),
+        ({"LC_ALL": "de_DE.UTF-8", "LANG": "fa_IR"}, "en"),  # gettext stops at LC_ALL
+    ],
+)
+def test_the_environment_as_gettext_reads_it(monkeypatch, environment, expected):
+    for variable, value in environment.items():
+        monkeypatch.setenv(variable, value)
+    assert resolve() == expected
+
+
+# --- the catalogues ----------------------------------------------------------------------
+
+
+def test_the_catalogues_ship_with_the_package():
+    for lang in TRANSLATIONS:
+        assert catalogue_path(lang).is_file()
+        assert catalogue_path(lang).parent.parent.parent == LOCALE_DIR
+    pattern = tomllib.loads((repo_root() / "pyproject.toml").read_text("utf-8"))["tool"][
+        "setuptools"
+    ]["package-data"]["speclab"]
+    shipped = {path for glob in pattern for path in PACKAGE.glob(glob)}
+    assert shipped == {catalogue_path(lang) for lang in TRANSLATIONS}
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_every_message_the_code_shows_is_translated(lang):
+    entries = read_po(catalogue_path(lang).read_text(encoding="utf-8"))
+    header = entries.pop("")
+    assert f"Language: {lang}" in header[0] or f"Language: {lang}_" in header[0]
+    used = used_msgids()
+    assert len(used) > 100  # the walk found the code's messages
+    assert sorted(used - set(entries)) == [], "untranslated: add them to the catalogue"
+    assert sorted(set(entries) - used) == [], "the code no longer uses these"
+    for msgid, forms in entries.items():
+        assert all(form.strip() for form in forms), f"empty translation of {msgid!r}"
+        for form in forms:
+            assert placeholders(form) == placeholders(msgid.split("\0")[0]), (msgid, form)
+
+
+def test_the_in_memory_mo_is_what_gettext_reads():
+    entries = {
+        "": ["Plural-Forms: nplurals=2; plural=(n > 1);\n"],
+        "a": ["b"],
+        "x\0xs": ["y", "ys"],
+    }
+    catalogue = gettext.GNUTranslations(io.BytesIO(mo_bytes(entries)))
+    assert catalogue.gettext("a") == "b" and catalogue.gettext("missing") == "missing"
+    assert catalogue.ngettext("x", "xs", 1) == "y" and catalogue.ngettext("x", "xs", 2) == "ys"
+
+
+def test_read_po_reads_continued_lines_escapes_and_plurals():
+    text = (
+        '# comment\nmsgid ""\nmsgstr "Language: fa\\n"\n\n'
+        'msgid "a "\n"b\\n\\"c\\""\nmsgstr "x"\n\n'
+        'msgid "one"\nmsgid_plural "many"\nmsgstr[0] "1"\nmsgstr[1] "2"\n'
+    )
+    assert read_po(text) == {"": ["Language: fa\n"], 'a b\n"c"': ["x"], "one\0many": ["1", "2"]}
+    with pytest.raises(ValueError, match="line 2"):
+        read_po('msgid "a"\nmsgstr "unclosed\n')
+
+
+def test_a_message_is_english_text_and_translates_later():
+    message = Message("{name}: no such file", {"name": "a.csv"})
+    assert message == "a.csv: no such file" and isinstance(message, str)
+    assert message.text(translator("fa")) == "a.csv: چنین پرونده‌ای نیست"
+
+
+def test_persian_digits():
+    assert persian_digits("3 of 10, k = 4") == "۳ of ۱۰, k = ۴"
+
+
+# --- the checker in Persian and Chinese --------------------------------------------------
+
+FA_HEADER = ["ردیف", "پیشوند", "حدس", "پذیرفته", "افزوده", "خروجی", "انتظار", "نتیجه"]
+ZH_HEADER = ["行", "前缀", "猜测", "接受", "追加", "输出", "预期", "结果"]
+
+
+@pytest.mark.parametrize(("lang", "header"), [("fa", FA_HEADER), ("zh", ZH_HEADER)])
+def test_the_row_by_row_table_in_the_learners_language(capsys, lang, header):
+    path = data_dir() / "guesses.csv"
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    status = main(["check-guesses", "--lang", lang, str(path)])
+    out = capsys.readouterr().out
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[1].split() == header
+    rows = [line.split()[0] for line in lines[2:] if line[:1].isdigit()]
+    assert rows == [str(n) for n in range(2, 11)]  # as the spreadsheet numbers them
+    right, wrong = ("درست", "نادرست") if lang == "fa" else ("对", "错")
+    row_6 = next(line for line in lines if line.startswith("6 "))
+    assert row_6.split()[-1] == wrong and lines[2].split()[-1] == right
+    assert "score" not in out and "row" not in out and "expected outputs" not in out
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before  # only ever read
+
+
+BAD_ROWS = (
+    "prefix,guess,expected_output\n"
+    ",,\n"  # row 2: blank -> skipped
+    ",abx,\n"  # row 3
+    "ABD,E,\n"  # row 4
+    "ABCD,EFGH,\n"  # row 5
+    ",A۱C,\n"  # row 6: a Persian digit
+    ",ABC,١٢\n"  # row 7: Arabic-Indic digits
+    ",AB،C,\n"  # row 8: a Persian comma inside a cell
+    "ABCDEFG,A,\n"  # row 9
+    ",ABX,ABC\n"  # row 10: valid
+)
+EXPECTED = {
+    "fa": {
+        3: "حرف کوچک 'a'",
+        4: "پیشوندِ مسیر ABCDEFG نیست",
+        5: "فقط 3 حرف مانده است",
+        6: "رقم فارسی '۱'",
+        7: "رقم عربی '١'",
+        8: "نویسهٔ فارسی «،»",
+        9: "همین حالا کل مسیر",
+    },
+    "zh": {
+        3: "小写字母 'a'",
+        4: "不是路径 ABCDEFG 的前缀",
+        5: "只剩 3 个",
+        6: "波斯文数字 '۱'",
+        7: "阿拉伯-印度数字 '١'",
+        8: "波斯文的“،”",
+        9: "已经是整条路径",
+    },
+}
+ROW_WORD = {"fa": "ردیف {row}: ", "zh": "第 {row} 行："}
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_bad_rows_are_named_by_row_in_the_learners_language(tmp_path, lang):
+    path = tmp_path / "student.csv"
+    path.write_text(BAD_ROWS, encoding="utf-8")
+    frame = check_guesses(path, lang=lang)
+    errors = dict(zip(frame["row"], frame["error"], strict=True))
+    assert errors[10] == ""
+    for row, phrase in EXPECTED[lang].items():
+        assert phrase in errors[row], (row, errors[row])
+    report = format_report(frame, "student.csv", lang=lang)
+    for row in EXPECTED[lang]:
+        assert any(line.startswith(ROW_WORD[lang].format(row=row)) for line in report.splitlines())
+    assert "\\u200c" not in report  # Persian joiners are letters here, not escaped
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_the_command_in_a_subprocess_never_shows_a_traceback(tmp_path, lang):
+    bad = tmp_path / "comma.csv"
+    bad.write_text("prefix،guess،expected_output\n،ABC،\n", encoding="utf-8")
+    digits = tmp_path / "digits.csv"
+    digits.write_text(BAD_ROWS, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "speclab", "check-guesses", "--lang", lang, str(bad), str(digits)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        env={"PYTHONIOENCODING": "utf-8", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "،" in result.stderr and ("Persian" not in result.stderr)
+    assert ("فارسی" if lang == "fa" else "波斯文") in result.stderr
+    assert ("خلاصه" if lang == "fa" else "汇总") in result.stdout
+
+
+def test_file_errors_in_the_learners_language(tmp_path):
+    with pytest.raises(GuessFileError) as caught:
+        check_guesses(tmp_path / "missing.csv", lang="fa")
+    assert caught.value.message.text(translator("fa")).endswith("چنین پرونده‌ای نیست")
+    assert str(caught.value).endswith("no such file")  # the exception itself stays English
+
+
+def test_persian_and_chinese_headers_are_the_english_columns(tmp_path):
+    for header in ("پیشوند قبلی,حدس,خروجی مورد انتظار", "前缀,猜测,预期输出"):
+        path = tmp_path / "h.csv"
+        path.write_text(f"{header}\n,ABX,ABC\nABCD,EFG,ABCDEFG\n", encoding="utf-8")
+        frame = check_guesses(path)
+        assert frame["output"].tolist() == ["ABC", "ABCDEFG"]
+        assert frame["matches"].tolist() == [True, True]
+
+
+def test_an_unknown_language_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["check-guesses", "--lang", "de", str(data_dir() / "guesses.csv")])
+    assert caught.value.code == 2 and "invalid choice: 'de'" in capsys.readouterr().err
+
+
+def test_the_environment_chooses_the_report_language(monkeypatch, capsys):
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    main(["check-guesses", str(data_dir() / "guesses.csv")])
+    assert "得分" in capsys.readouterr().out
+    monkeypatch.setenv("LANGUAGE", "fa")
+    main(["check-guesses", str(data_dir() / "guesses.csv")])
+    assert "امتیاز" in capsys.readouterr().out
+
+
+INVALID = [
+    ("", ""),
+    ("", "abx"),
+    ("", "A?C"),
+    ("", "A C"),
+    ("ab", "C"),
+    ("ABD", "E"),
+    ("ABCDEFG", "A"),
+    ("ABCD", "EFGH"),
+    ("A1", "B"),
+]
+
+
+@pytest.mark.parametrize(("prefix", "guess"), INVALID)
+def test_the_explained_rule_is_the_rule_of_verify_on_path(prefix, guess):
+    """English: word for word verify_on_path's message; zh and fa: a translation of it."""
+    with pytest.raises(InvalidGuess) as caught:
+        verify_on_path(prefix, guess)
+    assert explain_invalid(prefix, guess, lang="en") == str(caught.value)
+    for lang in TRANSLATIONS:
+        translated = explain_invalid(prefix, guess, lang=lang)
+        assert translated and translated != str(caught.value)
+    assert explain_invalid("AB", "CDX", lang="fa") == ""
+
+
+# --- widgets and figures -----------------------------------------------------------------
+
+ENGLISH_WORD = re.compile(r"\b(?![A-Z]+\b)[A-Za-z]{3,}\b")  # capitals alone are path symbols
+
+
+def shown_texts(widget) -> list[str]:
+    """Everything a widget shows as text: labels, placeholders, HTML without its markup."""
+    texts = []
+    for child in widget.box.children:
+        for attribute in ("description", "placeholder", "value"):
+            value = getattr(child, attribute, None)
+            if isinstance(value, str):
+                texts.append(re.sub(r"<style>.*?</style>|<[^>]+>|&\w+;", " ", value))
+    return texts
+
+
+def make_widgets(lang):
+    from speclab.widgets import PathExplorer, QuizGame, SpeedupExplorer
+
+    return [
+        QuizGame(lang=lang),
+        QuizGame(answers=("8", "56", "6", "90"), lang=lang),
+        PathExplorer(lang=lang),
+        PathExplorer(prefix="AB", guess="cx", lang=lang),
+        PathExplorer(prefix="ABCD", guess="EFG", lang=lang),
+        SpeedupExplorer(n_rounds=200, lang=lang),
+    ]
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_widgets_show_no_untranslated_english(lang):
+    for widget in make_widgets(lang):
+        for text in shown_texts(widget):
+            assert not ENGLISH_WORD.search(text), (type(widget).__name__, text)
+    assert "speclab-rtl" in make_widgets(lang)[0].box._dom_classes or lang != "fa"
+
+
+def test_the_english_widget_check_can_fail():
+    texts = [t for w in make_widgets("en") for t in shown_texts(w)]
+    assert any(ENGLISH_WORD.search(text) for text in texts)
+    assert "speclab-rtl" not in make_widgets("en")[0].box._dom_classes
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_widget_sentences_carry_language_and_direction(lang):
+    from speclab.widgets import PathExplorer
+
+    explorer = PathExplorer(lang=lang)
+    direction = "rtl" if lang == "fa" else "ltr"
+    assert f"lang='{lang}' dir='{direction}'" in explorer.text.value
+    explorer.guess.value = "ax"  # invalid: the message, in the widget's language
+    shown = re.sub(r"<[^>]+>|&\w+;|&#x27;", " ", explorer.text.value)
+    assert "'a'" in explorer.text.value.replace("&#x27;", "'")
+    assert ENGLISH_WORD.findall(shown) == []
+    assert explorer.figure is None
+
+
+def all_lesson_figures(lang):
+    from speclab.figures import (
+        check_row_figure,
+        draft_verify_figure,
+        eq1_figure,
+        forwards_per_case_figure,
+    )
+
+    return {
+        "check_row": check_row_figure("ABX", "ABCD", lang=lang),
+        "check_row_end": check_row_figure("EFG", "EFG", prefix="ABCD", lang=lang),
+        "draft_verify": draft_verify_figure(4, 2, lang=lang),
+        "draft_verify_all": draft_verify_figure(4, 4, lang=lang),
+        "forwards_per_case": forwards_per_case_figure((0, 2, 4), lang=lang),
+        "eq1": eq1_figure(0.8, 4, 0.05, 3.36, 0.01, lang=lang),
+        **{f"widget_{i}": w.figure for i, w in enumerate(make_widgets(lang)) if w.figure},
+    }
+
+
+def test_persian_is_shaped_for_a_matplotlib_that_cannot(monkeypatch):
+    from speclab.figures import style
+
+    text = "پذیرش m = 2"
+    monkeypatch.setattr(style, "matplotlib_shapes_text", lambda: True)
+    assert style.shape(text, "fa") == text  # shaping twice would reverse it again
+    monkeypatch.setattr(style, "matplotlib_shapes_text", lambda: False)
+    shaped = style.shape(text, "fa")
+    assert shaped.startswith("m = 2 ")  # display order: the Persian word goes to the right
+    assert re.search("[\ufb50-\ufdff\ufe70-\ufeff]", shaped)  # joined letter forms
+    assert style.shape("接受 m = 2", "zh") == "接受 m = 2"
+
+
+def figure_texts(fig) -> list[str]:
+    import matplotlib.text
+
+    return [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_lesson_figure_renders_with_no_missing_glyph(lang, caplog):
+    """matplotlib only warns about a missing glyph or font; here each warning fails."""
+    caplog.set_level("WARNING", logger="matplotlib.font_manager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a UserWarning
+        for name, fig in all_lesson_figures(lang).items():
+            for form in ("png", "svg"):
+                fig.savefig(io.BytesIO(), format=form)
+            texts = " ".join(figure_texts(fig))
+            if lang == "fa" and matplotlib_shapes_text():  # matplotlib joins and orders itself
+                assert re.search("[\u0600-\u06ff]{3}", texts), name
+            elif lang == "fa":  # shaped here: presentation forms, never plain letters
+                assert re.search("[\ufb50-\ufdff\ufe70-\ufeff]", texts), name
+                assert not re.search("[\u0600-\u06ff]", texts), name
+            if lang == "zh":
+                assert re.search("[\u4e00-\u9fff]", texts), name
+    assert not [r for r in caplog.records if "findfont" in r.getMessage()]
+
+
+def test_the_missing_glyph_check_can_fail():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.set_title("\u6f22\u5b57")  # Chinese in DejaVu Sans alone
+    plt.close(fig)
+    with warnings.catch_warnings(), pytest.raises(UserWarning, match="missing from font"):
+        warnings.simplefilter("error")
+        fig.savefig(io.BytesIO(), format="png")
