@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-slow test-browser lint format handouts bench clean
+.PHONY: lab test test-slow test-browser test-pack classroom-pack lint format handouts bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,17 @@ test-browser: $(STAMP)
 # Letter PDFs when /usr/bin/chromium exists; open build/handouts/index.html.
 handouts: $(STAMP)
 	$(BIN)/speclab handouts
+
+# build/classroom-pack/: the lessons with every wheel they need for CPython 3.11-3.13 on
+# Linux, macOS and Windows, the handouts and install scripts, for classrooms without internet
+# (README, "For teachers: a classroom pack"). Fewer pairs or the test extra, e.g.
+# make classroom-pack PACK_ARGS="--platforms windows-x86_64 --pythons 3.12 --with-test-extras"
+classroom-pack: $(STAMP)
+	$(BIN)/python tools/classroom_pack.py $(PACK_ARGS)
+
+# A pack for this machine from PyPI, installed offline into a fresh venv; runs lesson 02.
+test-pack: $(STAMP)
+	TQDM_DISABLE=1 $(BIN)/python -m pytest -m pack tests -q -rP
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .

@@ -197,16 +197,18 @@ def manifest(commit: str, handouts: str, extras: list[str], downloads: dict, siz
 
 
 def size_report(size: dict, handouts: str) -> str:
+    """pack-size.txt: the total, the parts, the wheels per platform and per install."""
+    parts = {"html": "HTML", "pdf": "HTML, A4 and Letter PDFs", "none": "none"}
     lines = [
         f"speclab classroom pack: {mb(size['total_bytes'])} in all",
-        f"  speclab/   the lessons, code and data   {mb(size['speclab_bytes'])}",
-        f"  handouts/  ({handouts})                 {mb(size['handouts_bytes'])}",
-        f"  wheels/    shared by all platforms       {mb(size['wheels_bytes'])}",
-        "wheels per platform (every Python of the pack; pure-Python wheels counted in each):",
+        f"  speclab/   the lessons, code and data      {mb(size['speclab_bytes']):>10}",
+        f"  handouts/  {parts[handouts]:<32}{mb(size['handouts_bytes']):>10}",
+        f"  wheels/    all platforms, each file once   {mb(size['wheels_bytes']):>10}",
+        "wheels per platform (all its Pythons; pure-Python wheels counted in each):",
     ]
-    lines += [f"  {k:<16} {mb(v)}" for k, v in size["per_platform_wheels_bytes"].items()]
+    lines += [f"  {key:<43}{mb(n):>10}" for key, n in size["per_platform_wheels_bytes"].items()]
     lines.append("wheels per install (one Python on one platform):")
-    lines += [f"  {k:<21} {mb(v)}" for k, v in size["per_target_wheels_bytes"].items()]
+    lines += [f"  {key:<43}{mb(n):>10}" for key, n in size["per_target_wheels_bytes"].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -223,6 +225,7 @@ def download_all(targets: list[Target], roots: list[str], wheels_dir: Path, stag
 
     A target with a missing wheel does not stop the others: one run names every such pair.
     """
+    wheels_dir.mkdir(parents=True, exist_ok=True)
     downloads: dict[Target, list[Wheel]] = {}
     failed: list[str] = []
     for number, target in enumerate(targets, 1):
@@ -243,7 +246,8 @@ def download_all(targets: list[Target], roots: list[str], wheels_dir: Path, stag
                 wheel.path.replace(keep.path)
         downloads[target] = kept
         total = sum(w.path.stat().st_size for w in kept)
-        progress(f"{len(kept)} wheels, {mb(total)} ({time.perf_counter() - started:.0f} s)")
+        count = f"{len(kept)} wheel{'s' if len(kept) != 1 else ''}"
+        progress(f"{count}, {mb(total)} ({time.perf_counter() - started:.0f} s)")
     shutil.rmtree(staging, ignore_errors=True)
     if failed:
         raise MissingWheel("\n".join(failed))
@@ -262,7 +266,6 @@ def build_pack(out: Path, targets: list[Target], with_test_extras: bool, handout
         if dirty:
             progress(f"note: {len(dirty)} changed files are not committed; the pack holds HEAD")
         roots = run_requirements(work / "speclab", with_test_extras)
-        (work / "wheels").mkdir()
         downloads = download_all(targets, roots, work / "wheels", work / ".staging")
         progress("handouts: ", end="")
         built = build_handouts(work / "speclab", work / "handouts", handouts)

@@ -277,7 +277,7 @@ NETWORK_TROUBLE = re.compile(
     r"NewConnectionError|Failed to establish a new connection|Temporary failure in name"
     r"|Name or service not known|nodename nor servname|Network is unreachable|No route to host"
     r"|Connection refused|ConnectTimeoutError|Read timed out|ProxyError|SSLError"
-    r"|getaddrinfo failed|Max retries exceeded"
+    r"|getaddrinfo failed|Max retries exceeded|Could not fetch URL .*: connection error"
 )
 PIP_OPTIONS = ("--disable-pip-version-check", "--no-input", "--progress-bar=off")
 PIP_OPTIONS += ("--only-binary=:all:", "--implementation=cp")
@@ -293,9 +293,16 @@ def pip_download(target: Target, requirements: list[str], dest: Path, constraint
         command += ["--platform", tag]
     if constraints is not None:
         command += ["--constraint", str(constraints)]
-    result = subprocess.run(command + requirements, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise explain_pip_failure(target, result.stderr + result.stdout)
+    log = dest.parent / f".{dest.name}.pip.log"  # pip's debug log: why an index page failed
+    log.unlink(missing_ok=True)
+    command.append(f"--log={log}")
+    try:
+        result = subprocess.run(command + requirements, capture_output=True, text=True)
+        if result.returncode != 0:
+            details = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+            raise explain_pip_failure(target, result.stderr + result.stdout + details)
+    finally:
+        log.unlink(missing_ok=True)
 
 
 def explain_pip_failure(target: Target, output: str) -> PackError:
@@ -308,9 +315,11 @@ def explain_pip_failure(target: Target, output: str) -> PackError:
         )
     missing = NO_WHEEL.search(output)
     if missing:
+        tags = target.platform.pip_tags
+        shown = ", ".join(tags[:3]) + (f" and {len(tags) - 3} older" if len(tags) > 3 else "")
         return MissingWheel(
             f"{target.name}: no wheel of {missing.group(1)} for this Python and platform "
-            f"(tags {', '.join(target.platform.pip_tags[:3])}...)."
+            f"(platform tags {shown})."
         )
     return PackError(f"{target.name}: pip download failed:\n{output.strip()[-1500:]}")
 

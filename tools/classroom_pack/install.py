@@ -100,9 +100,9 @@ def choose_target(manifest, computer):
     if computer["python"] not in [t["python"] for t in targets]:
         raise Refusal(
             f"this pack has no wheels for Python {computer['python']} on {info['title']}; "
-            f"for this system it has Python {pythons}. Install one of those (python.org) and "
-            "run the installer again, choosing that Python: PYTHON=python3.12 sh install.sh "
-            "(Linux, macOS) or set PYTHON=py -3.12 and then install.bat (Windows)."
+            f"for this system it has Python {pythons}.\nInstall one of those (python.org) and "
+            "run the installer again with it:\n  PYTHON=python3.12 sh install.sh      "
+            "(Linux, macOS)\n  set PYTHON=py -3.12  then  install.bat  (Windows)"
         )
     check_system_version(info, computer)
     return next(t for t in targets if t["python"] == computer["python"])
@@ -197,8 +197,9 @@ def install(pack, manifest, target, computer):
         project += "[" + ",".join(manifest["extras"]) + "]"
     say(f"installing {len(target['wheels'])} packages from wheels/, offline (1 to 3 minutes)...")
     started = time.monotonic()
-    env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    command = [str(python), "-m", "pip", "install", "--quiet", "--no-index"]
+    env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")  # for the
+    # build of speclab's editable wheel too (its setuptools comes from wheels/, like the rest)
+    command = [str(python), "-m", "pip", "--isolated", "install", "--quiet", "--no-index"]
     command += ["--find-links", str(pack / "wheels"), "--editable", project]
     if subprocess.call(command, env=env) != 0:
         raise Refusal("pip could not install from the pack (its message is above).")

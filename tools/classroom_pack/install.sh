@@ -32,8 +32,13 @@ else
   [ -n "$chosen" ] || chosen=$first
 fi
 if [ -z "$chosen" ] || ! readable "$chosen"; then
-  echo "install.sh: no Python 3 found${PYTHON:+ at '$PYTHON'}. Install Python @PYTHONS@" >&2
-  echo "(python.org, or your system's packages), then run: sh install.sh" >&2
+  if [ -n "${PYTHON:-}" ]; then
+    echo "install.sh: PYTHON=$PYTHON is not a Python 3.6 or newer that can run the installer." >&2
+  else
+    echo "install.sh: no Python 3 found." >&2
+  fi
+  echo "Install Python @PYTHONS@ (python.org, or your system's packages), then run:" >&2
+  echo "  sh install.sh" >&2
   exit 1
 fi
 exec "$chosen" "$installer" "$@"
