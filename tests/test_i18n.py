@@ -443,3 +443,43 @@ def test_the_missing_glyph_check_can_fail():
     with warnings.catch_warnings(), pytest.raises(UserWarning, match="missing from font"):
         warnings.simplefilter("error")
         fig.savefig(io.BytesIO(), format="png")
+
+
+# --- the translated notebooks ------------------------------------------------------------
+
+NOTEBOOKS = repo_root() / "notebooks"
+LESSONS_01_03 = sorted(NOTEBOOKS.glob("0[123]_*.ipynb"))
+
+
+def cells(path):
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_each_lesson_01_03_notebook_has_its_translation(lang):
+    assert [p.name for p in LESSONS_01_03] == [
+        p.name for p in sorted((NOTEBOOKS / lang).glob("*.ipynb"))
+    ]
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_translated_notebooks_speak_their_language(lang):
+    for path in sorted((NOTEBOOKS / lang).glob("*.ipynb")):
+        code = "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "code")
+        assert f'LANG = "{lang}"' in code, path.name
+        calls = re.findall(r"\b(\w+(?:_figure|Game|Explorer))\((.*?)\n\)", code, flags=re.S)
+        calls += re.findall(r"\b(\w+(?:_figure|Game|Explorer))\(([^\n]*)\)\n", code)
+        assert calls, path.name
+        for function, arguments in calls:
+            assert "lang=LANG" in arguments, (path.name, function)
+        for call in re.findall(r"check_guesses\([^)]*\)|check-guesses\"[^]]*\]", code):
+            assert "LANG" in call, (path.name, call)
+        for cell in cells(path):
+            text = "".join(cell["source"])
+            if cell["cell_type"] == "markdown" and lang == "fa":
+                assert text.startswith('<div dir="rtl" lang="fa">\n\n'), (path.name, text[:40])
+                assert text.endswith("\n\n</div>")
+            if cell["cell_type"] == "markdown":
+                assert re.search("[\u0600-\u06ff]" if lang == "fa" else "[\u4e00-\u9fff]", text)

@@ -10,14 +10,19 @@ import pytest
 
 from speclab.paths import repo_root
 
-NOTEBOOKS = sorted((repo_root() / "notebooks").glob("*.ipynb"))
+NOTEBOOK_DIR = repo_root() / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.rglob("*.ipynb"))  # the translations in zh/ and fa/ too
+
+
+def name(path):
+    return path.relative_to(NOTEBOOK_DIR).as_posix()
 
 
 def test_there_are_notebooks():
     assert NOTEBOOKS
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=name)
 def test_notebook_is_stripped(path):
     notebook = json.loads(path.read_text(encoding="utf-8"))
     assert "widgets" not in notebook.get("metadata", {}), "metadata.widgets: strip the notebook"
@@ -41,11 +46,17 @@ LABELS = [
     r"et al\. \d{4}",
     r"\b\w+ \+ 1\b",  # formulas: m + 1, accepted + 1
     r"below 1\b",
+    # the Chinese and Persian notebooks (lesson numbers, figure and equation names)
+    r"lessons/(zh|fa)/\d\d_\w+\.md",
+    r"第 \d\d 课",
+    r"[图式] [12]\b",
+    r"(درس|درس‌های) [۰-۹]{2}( و [۰-۹]{2})?",
+    r"(شکل|معادلهٔ) [۱۲]",
 ]
 COMPUTED_PROSE = [p for p in NOTEBOOKS if p.name[:2] in {"01", "02", "03"}]
 
 
-@pytest.mark.parametrize("path", COMPUTED_PROSE, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", COMPUTED_PROSE, ids=name)
 def test_numbers_in_prose_are_computed(path):
     """Hand-written Markdown holds no numbers; results appear through display(Markdown(...))."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
@@ -58,7 +69,7 @@ def test_numbers_in_prose_are_computed(path):
         assert not re.search(r"\d", text), f"{path.name} cell {index}: a typed number in {text!r}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=name)
 def test_a_learner_sees_no_lint_pragmas(path):
     notebook = json.loads(path.read_text(encoding="utf-8"))
     for index, cell in enumerate(notebook["cells"]):

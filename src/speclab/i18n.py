@@ -177,3 +177,18 @@ class Message(str):
     def text(self, tr: gettext.NullTranslations | None = None) -> str:
         template = tr.gettext(self.template) if tr is not None else self.template
         return template.format(**self.params)
+
+
+def prose_number(value, lang: str) -> str:
+    """A number for a sentence of prose: Persian digits in Persian, as it is elsewhere."""
+    return persian_digits(str(value)) if lang == "fa" else str(value)
+
+
+def markdown_block(markdown: str, lang: str) -> str:
+    """Markdown wrapped in a block that carries its language and direction (Persian: rtl).
+
+    The blank lines keep the Markdown inside the <div> Markdown (CommonMark, JupyterLab).
+    Inside it, write left-to-right pieces (letters ABCDEFG, code, formulas) as
+    <span dir="ltr">...</span> or `code`, so they keep their order.
+    """
+    return f'<div lang="{lang}" dir="{DIRECTION[lang]}">\n\n{markdown}\n\n</div>'
