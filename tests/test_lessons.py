@@ -10,6 +10,7 @@ import math
 import re
 import string
 
+import numpy as np
 import pytest
 from lesson_tables import cells, checked_tables  # a helper in tests/
 
@@ -20,6 +21,7 @@ from speclab.counting import (
     expected_tokens_per_round,
     total_forwards,
 )
+from speclab.next_token import positions_computed, probabilities
 from speclab.paths import repo_root
 from speclab.widgets import QUIZ_KEY
 
@@ -144,6 +146,33 @@ def check_fewest_rounds(row):
     assert most == rounds_needed(tokens, 0)
 
 
+def check_bars(row):
+    names = ["mat", "floor", "sofa", "roof", "dog"]
+    shown = [float(cell) for cell in row[:5]]
+    greedy, top_two, rest = row[5], float(row[6]), float(row[7])
+    assert greedy == names[max(range(5), key=lambda i: shown[i])]
+    assert close(row[6], sum(sorted(shown)[-2:])) and top_two == shown[0] + shown[1]
+    assert close(row[7], 1 - sum(shown)) and rest > 0
+
+
+def check_softmax(row):
+    z_a, z_b, z_c, temperature = map(float, row[:4])
+    expected = probabilities(np.array([z_a, z_b, z_c]), temperature)
+    assert all(close(shown, p) for shown, p in zip(row[4:], expected, strict=True))
+
+
+def check_greedy_forwards(row):
+    new_tokens, forwards = map(int, row)
+    assert forwards == positions_computed(1, new_tokens, cached=True)  # one position per step
+    assert forwards == new_tokens
+
+
+def check_cache_positions(row):
+    n_prompt, n_new, with_cache, without = map(int, row)
+    assert with_cache == positions_computed(n_prompt, n_new, cached=True)
+    assert without == positions_computed(n_prompt, n_new, cached=False)
+
+
 CHECKS = {
     "quiz": (check_quiz, 1),  # checker, number of input columns
     "visits": (check_visits, 1),
@@ -156,6 +185,10 @@ CHECKS = {
     "count_guesses": (check_count_guesses, 3),
     "rounds": (check_rounds, 1),
     "fewest_rounds": (check_fewest_rounds, 2),
+    "bars": (check_bars, 5),
+    "softmax": (check_softmax, 4),
+    "greedy_forwards": (check_greedy_forwards, 1),
+    "cache_positions": (check_cache_positions, 2),
 }
 
 
@@ -227,8 +260,8 @@ def test_handout_prints_cleanly(handout):
 def test_teacher_guide_has_a_plan_per_lesson():
     guide = (LESSONS / "teacher-guide.md").read_text(encoding="utf-8")
     sections = re.split(r"^## ", guide, flags=re.M)
-    by_lesson = {s[:2]: s for s in sections if s[:2].isdigit()}
-    assert sorted(by_lesson) == ["01", "02", "03", "04", "05", "06", "07"]
+    by_lesson = {s.split()[0]: s for s in sections if s[:2].isdigit()}
+    assert sorted(by_lesson) == ["01", "02", "03", "03b", "04", "05", "06", "07"]
     for lesson, section in by_lesson.items():
         assert "(45 minutes)" in section and "Misconceptions to watch for" in section, lesson
         minutes = [int(m) for m in re.findall(r"^\| (\d+) min", section, flags=re.M)]

@@ -5,6 +5,7 @@ Split by idea, one module each; every figure is importable from here
 
 - `style`: the palette, projector sizes, ticks and crosses, and how a bench report is read;
 - `symbolic`: lessons 01-03 (a guess against the path, rounds and forwards counted);
+- `next_token`: lesson 03b (one forward's bars: the most likely next tokens);
 - `costs`: what one forward and a speculative round cost in time (lessons 04 and 06);
 - `traces`: real decoding runs, what was accepted and where (lessons 05 and 06);
 - `sampling`: speculative sampling's distributions and speed (lesson 07).
@@ -22,6 +23,7 @@ from speclab.figures.costs import (
     roofline_figure,
     time_per_token_figure,
 )
+from speclab.figures.next_token import next_token_figure
 from speclab.figures.sampling import (
     sampling_convergence_figure,
     sampling_rule_figure,
@@ -59,6 +61,7 @@ __all__ = [
     "forward_cost_figure",
     "forwards_per_case_figure",
     "k_speedup_figure",
+    "next_token_figure",
     "position_acceptance_figure",
     "predicted_vs_measured_figure",
     "roofline_figure",

@@ -4,6 +4,7 @@ modules only), split by idea like speclab.figures; every widget is importable fr
 
 - `base`: what every widget shares (shown by evaluating it, figures as PNG);
 - `symbolic`: `QuizGame` (lesson 01), `PathExplorer` (02), `SpeedupExplorer` (03);
+- `next_token`: `NextTokenExplorer` (lesson 03b);
 - `costs`: `WidthExplorer` (lesson 04), `BoundaryExplorer` (06);
 - `traces`: `SpeculativeExplorer` and `DrafterGame` (lesson 05);
 - `sampling`: `SamplingRuleExplorer` (lesson 07).
@@ -15,6 +16,7 @@ Left out: decoding runs on the shipped models other than lesson 05's explorer.
 
 from speclab.widgets.base import figure_png
 from speclab.widgets.costs import BoundaryExplorer, WidthExplorer
+from speclab.widgets.next_token import NextTokenExplorer
 from speclab.widgets.sampling import SAMPLING_LABELS, SamplingRuleExplorer
 from speclab.widgets.symbolic import (
     QUIZ_KEY,
@@ -31,6 +33,7 @@ __all__ = [
     "SAMPLING_LABELS",
     "BoundaryExplorer",
     "DrafterGame",
+    "NextTokenExplorer",
     "PathExplorer",
     "QuizGame",
     "SamplingRuleExplorer",

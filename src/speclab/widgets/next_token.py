@@ -1,0 +1,59 @@
+"""Widgets of what a language model does (lesson 03b).
+
+- `NextTokenExplorer`: type a text and see the target's ten most likely next tokens as
+  bars that update as you type; a temperature slider reshapes them; the top bar is what
+  greedy decoding writes.
+"""
+
+import html
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+from speclab.widgets.base import Shown, figure_png
+
+
+class NextTokenExplorer(Shown):
+    """Lesson 03b: one forward, one set of bars (speclab.next_token).
+
+    `.text` is the text box, `.temperature` the slider; what is shown: the bars
+    (`.picture`, `.figure`) and one line on the greedy choice (`.note`). The latest choices
+    are `.choices` (speclab.next_token.Choice, most likely first).
+    """
+
+    def __init__(self, model, text: str = "def is_even(number):\n    return", n: int = 10):
+        self.model, self.n = model, n
+        self.text = widgets.Textarea(value=text, description="text",
+                                     layout=widgets.Layout(width="100%", height="5em"))  # fmt: skip
+        self.temperature = widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1,
+                                               description="temperature")  # fmt: skip
+        self.note, self.picture = widgets.HTML(), widgets.Image(format="png")
+        self.figure: Figure | None = None
+        self.text.observe(self._on_change, names="value")
+        self.temperature.observe(self._on_change, names="value")
+        self.box = widgets.VBox([self.text, self.temperature, self.note, self.picture])
+        self.update()
+
+    def update(self) -> None:
+        from speclab.figures import next_token_figure
+        from speclab.next_token import next_token_logits, top_choices
+        from speclab.render import shown_token
+        from speclab.tokenizer import encode
+
+        tokens = encode(self.text.value)
+        if not tokens:
+            self.choices = []
+            self.note.value = "<p>Type some text: the model needs a token to continue.</p>"
+            self.picture.value = b""
+            return
+        t = self.temperature.value
+        self.choices = top_choices(next_token_logits(self.model, tokens), t, self.n)
+        top = self.choices[0]
+        self.note.value = (
+            f"<p>One forward over {len(tokens)} tokens. Greedy decoding writes "
+            f"<b>{html.escape(shown_token(top.token))}</b> ({top.probability:.1%} at temperature "
+            f"{t:g}); the ten bars hold {sum(c.probability for c in self.choices):.0%} of the "
+            "probability.</p>"
+        )
+        self.figure = next_token_figure(self.choices, title=f"temperature {t:g}")
+        self.picture.value = figure_png(self.figure)

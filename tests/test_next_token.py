@@ -1,0 +1,78 @@
+"""speclab.next_token against independent oracles: numpy's own softmax, the cached decoder,
+and positions counted one forward at a time."""
+
+import numpy as np
+import pytest
+
+from speclab.decoding import greedy_decode
+from speclab.gpt import GPTConfig, forward
+from speclab.kv_cache import KVCache
+from speclab.next_token import (
+    greedy_steps,
+    next_token_logits,
+    positions_computed,
+    probabilities,
+    top_choices,
+)
+from speclab.tokenizer import encode
+from speclab.weights import random_model
+
+CONFIG = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=64)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return random_model(CONFIG, np.random.default_rng(3))
+
+
+def test_probabilities_are_softmax_of_logits_over_temperature():
+    logits = np.array([2.0, 1.0, 0.0])
+    for t in (0.5, 1.0, 2.0):
+        expected = np.exp(logits / t) / np.exp(logits / t).sum()
+        np.testing.assert_allclose(probabilities(logits, t), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        probabilities(logits, 1.0), [0.665241, 0.244728, 0.090031], atol=1e-6
+    )
+    assert probabilities(logits, 0.0).tolist() == [1.0, 0.0, 0.0]  # greedy: all on the top
+    hot, cold = probabilities(logits, 100.0), probabilities(logits, 0.05)
+    assert np.ptp(hot) < 0.01 and cold[0] > 0.9999  # flat when hot, greedy when cold
+
+
+def test_next_token_logits_equal_the_cached_forwards(model):
+    tokens = encode("def f(x):\n    return")
+    cache = KVCache(CONFIG)
+    for token in tokens:
+        cached = forward(model.params, CONFIG, [token], cache)[-1]
+    np.testing.assert_allclose(next_token_logits(model, tokens), cached, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="at least one character"):
+        next_token_logits(model, [])
+    long = encode("x" * 100)  # longer than n_ctx = 64: the model sees the last 64 tokens
+    np.testing.assert_allclose(next_token_logits(model, long), next_token_logits(model, long[-64:]))
+
+
+def test_top_choices_are_sorted_and_sum_below_one(model):
+    logits = next_token_logits(model, encode("hello"))
+    choices = top_choices(logits, n=10)
+    assert [c.token for c in choices] == np.argsort(-logits, kind="stable")[:10].tolist()
+    assert all(
+        a.probability >= b.probability for a, b in zip(choices[:-1], choices[1:], strict=True)
+    )
+    assert 0 < sum(c.probability for c in choices) <= 1
+    assert top_choices(np.array([1.0, 3.0, 3.0]), n=2)[0].token == 1  # ties: the lower id
+
+
+def test_greedy_steps_write_greedy_decodings_tokens(model):
+    prompt = encode("abcab")
+    steps = greedy_steps(model, prompt, 12)
+    assert [step[0].token for step in steps] == greedy_decode(model, prompt, 12).tokens
+    assert all(len(step) == 3 for step in steps)  # one forward per token, top 3 each
+
+
+@pytest.mark.parametrize("n_prompt,n_new", [(1, 1), (20, 5), (300, 128)])
+def test_positions_computed_counted_forward_by_forward(n_prompt, n_new):
+    with_cache = n_prompt + sum(1 for _ in range(n_new - 1))  # prefill, then one per token
+    without = sum(n_prompt + i for i in range(n_new))  # each forward sees all text so far
+    assert positions_computed(n_prompt, n_new, cached=True) == with_cache
+    assert positions_computed(n_prompt, n_new, cached=False) == without
+    with pytest.raises(ValueError):
+        positions_computed(0, 3, cached=True)

@@ -1,0 +1,48 @@
+"""Lesson 03b's NextTokenExplorer and next_token_figure, driven headless."""
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from speclab.figures import next_token_figure
+from speclab.gpt import GPTConfig
+from speclab.next_token import next_token_logits, top_choices
+from speclab.tokenizer import encode
+from speclab.weights import random_model
+from speclab.widgets import NextTokenExplorer
+
+MODEL = random_model(GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64), np.random.default_rng(5))
+
+
+def texts(fig: Figure) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+def test_the_bars_follow_the_text_and_the_temperature():
+    shown = NextTokenExplorer(MODEL, text="hello")
+    expected = top_choices(next_token_logits(MODEL, encode("hello")), 1.0, 10)
+    assert shown.choices == expected
+    assert shown.picture.value[:4] == b"\x89PNG"
+    assert "One forward over 5 tokens" in shown.note.value
+    shown.text.value = "hello there"
+    assert shown.choices == top_choices(next_token_logits(MODEL, encode("hello there")), 1.0, 10)
+    shown.temperature.value = 0.0
+    assert shown.choices[0].probability == 1.0 and "at temperature 0" in shown.note.value
+    shown.temperature.value = 2.0  # flatter: a hotter temperature lowers the top bar
+    flat = shown.choices[0].probability
+    shown.temperature.value = 0.5
+    assert shown.choices[0].probability > flat
+
+
+def test_an_empty_text_asks_for_one():
+    shown = NextTokenExplorer(MODEL, text="")
+    assert shown.choices == [] and "Type some text" in shown.note.value
+
+
+def test_the_figure_labels_every_bar_and_marks_greedy():
+    choices = top_choices(np.array([3.0, 1.0, 2.0, 0.5] + [-5.0] * 252), 1.0, 4)
+    fig = next_token_figure(choices)
+    labels = [tick.get_text() for tick in fig.axes[0].get_yticklabels()]
+    assert labels == ["\\x03", "\\x01", "\\x02", "\\x00"][::-1]  # most likely (token 0) on top
+    notes = texts(fig)
+    assert notes[0].endswith("greedy") and sum("greedy" in n for n in notes) == 1
+    assert notes[0].strip().startswith(f"{choices[0].probability:.1%}")
