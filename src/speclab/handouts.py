@@ -28,7 +28,12 @@ page footer; an "Exercise ..." section (from its `##` heading to the next) on on
 when it fits; no table or figure split, and no heading or its first paragraph split from
 what follows; runs of four or more underscores become writing lines, and so does a line
 of only underscores (Markdown's thematic break). Left out: other paper sizes, two-sided
-layout, fonts beyond the system's DejaVu/Liberation families, any network access.
+layout, fonts beyond the system's DejaVu/Liberation and Noto families, any network access.
+
+Languages: `lessons/zh/` and `lessons/fa/` (with their own `answers/`) are built the same
+way into `build/handouts/zh/` and `build/handouts/fa/`, each page with `lang` and `dir` on
+<html> (Persian right to left: Chromium shapes and orders it itself), the Noto CJK or Noto
+Arabic fonts first, and its banner and page footer in its language.
 """
 
 import argparse
@@ -50,6 +55,23 @@ BLANK = re.compile(r"_{4,}")
 ANSWER_HEADING = re.compile(r"^\s*(answer key|answers?|solutions?)\b", re.IGNORECASE)
 EXERCISE_HEADING = re.compile(r"\s*exercise\b", re.IGNORECASE)  # printed on one page if it fits
 MIN_SENTENCE_CHARS = 40  # shorter key sentences ("a) 3 squares.") may repeat a question
+
+
+TRANSLATED = ("zh", "fa")  # lessons/<lang>/ beside the English lessons/
+FONTS = {
+    "en": '"DejaVu Sans", "Liberation Sans", Arial, sans-serif',
+    "zh": '"Noto Sans CJK SC", "Noto Sans SC", "DejaVu Sans", sans-serif',
+    "fa": '"Noto Naskh Arabic", "Noto Sans Arabic", "DejaVu Sans", sans-serif',
+}
+WORDS = {  # the words a page itself adds, per language
+    "en": ("Answer key: for the teacher, not for handing out.", "page", "of"),
+    "zh": ("答案：供教师使用，不要发给学生。", "第", "页，共"),
+    "fa": ("پاسخ‌نامه: برای معلم، نه برای پخش میان دانش‌آموزان.", "صفحهٔ", "از"),
+}
+RTL_STYLE = """
+html[dir="rtl"] th, html[dir="rtl"] td { text-align: right; }
+html[dir="rtl"] code, html[dir="rtl"] pre { direction: ltr; unicode-bidi: isolate; }
+"""
 
 
 class HandoutError(ValueError):
@@ -232,21 +254,26 @@ def page_title(markdown: str, fallback: str) -> str:
     return match.group(1) if match else fallback
 
 
-def html_document(title: str, body: str, paper: str | None = None, answers: bool = False) -> str:
-    """A whole page; paper (a PAPERS key) fixes the printed page size, None leaves it to the printer."""
+def html_document(
+    title: str, body: str, paper: str | None = None, answers: bool = False, lang: str = "en"
+) -> str:
+    """A whole page; paper (a PAPERS key) fixes the printed page size, None leaves it to the printer.
+
+    lang ("en", "zh", "fa") sets <html lang dir>, the fonts and the page's own words.
+    """
+    from speclab.i18n import DIRECTION
+
     size = f"@page {{ size: {PAPERS[paper]}; }}" if paper else ""
     footer = html.escape(title).replace('"', "'")
-    banner = (
-        '<div class="answers-banner">Answer key: for the teacher, not for handing out.</div>'
-        if answers
-        else ""
-    )
+    banner_text, page_word, of_word = WORDS[lang]
+    banner = f'<div class="answers-banner">{banner_text}</div>' if answers else ""
+    corner = "bottom-left" if DIRECTION[lang] == "rtl" else "bottom-right"
     return (
         "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<html lang="{lang}" dir="{DIRECTION[lang]}">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
-        f"<style>{STYLE}\n{size}\n"
-        f'@page {{ @bottom-right {{ content: "{footer} \\00B7  page " counter(page) " of " '
+        f"<style>{STYLE}{RTL_STYLE}\nhtml {{ font-family: {FONTS[lang]}; }}\n{size}\n"
+        f'@page {{ @{corner} {{ content: "{footer} \\00B7  {page_word} " counter(page) " {of_word} " '
         "counter(pages); font-size: 8pt; color: #555; } }\n"
         "</style>\n</head>\n"
         f'<body class="{"answers" if answers else "handout"}">\n{banner}{body}</body>\n</html>\n'
@@ -383,7 +410,12 @@ def print_pdf(html_path: Path, pdf_path: Path, timeout_s: float = 120.0) -> None
 
 
 def build_page(
-    source: Path, out_dir: Path, figure_dir: Path, pdf: bool, answers: bool = False
+    source: Path,
+    out_dir: Path,
+    figure_dir: Path,
+    pdf: bool,
+    answers: bool = False,
+    lang: str = "en",
 ) -> Built:
     """One Markdown file -> out_dir/NAME.html (+ NAME-a4.pdf, NAME-letter.pdf when pdf)."""
     markdown = source.read_text(encoding="utf-8")
@@ -395,12 +427,12 @@ def build_page(
     except HandoutError as error:
         raise HandoutError(f"{source}: {error}") from error
     html_path = out_dir / f"{source.stem}.html"
-    html_path.write_text(html_document(title, body, answers=answers), encoding="utf-8")
+    html_path.write_text(html_document(title, body, answers=answers, lang=lang), encoding="utf-8")
     pdfs = []
     if pdf:
         for paper in PAPERS:
             printable = out_dir / f".{source.stem}.{paper}.html"
-            printable.write_text(html_document(title, body, paper, answers), encoding="utf-8")
+            printable.write_text(html_document(title, body, paper, answers, lang), encoding="utf-8")
             try:
                 pdf_path = out_dir / f"{source.stem}-{paper}.pdf"
                 print_pdf(printable, pdf_path)
@@ -430,20 +462,31 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     pdf = chromium_available() if pdf is None else pdf
     if pdf and not chromium_available():
         raise HandoutError(f"PDFs need {CHROMIUM} (Debian: apt-get install chromium)")
-    check_no_answers(lessons_dir)
+    languages = [("en", lessons_dir, out_dir)] + [
+        (lang, lessons_dir / lang, out_dir / lang)
+        for lang in TRANSLATED
+        if (lessons_dir / lang).is_dir()
+    ]
+    for _, source_dir, _ in languages:
+        check_no_answers(source_dir)
     figure_dir = out_dir / "figures"
     if out_dir.exists():
         for stale in [*out_dir.glob("*.html"), *out_dir.glob("*.pdf")]:
             stale.unlink()
         shutil.rmtree(figure_dir, ignore_errors=True)
         shutil.rmtree(out_dir / "answers", ignore_errors=True)
-    built = [
-        build_page(source, out_dir, figure_dir, pdf) for source in sorted(lessons_dir.glob("*.md"))
-    ]
-    built += [
-        build_page(source, out_dir / "answers", figure_dir, pdf, answers=True)
-        for source in sorted((lessons_dir / "answers").glob("*.md"))
-    ]
+        for lang in TRANSLATED:
+            shutil.rmtree(out_dir / lang, ignore_errors=True)
+    built = []
+    for lang, source_dir, target_dir in languages:
+        built += [
+            build_page(source, target_dir, figure_dir, pdf, lang=lang)
+            for source in sorted(source_dir.glob("*.md"))
+        ]
+        built += [
+            build_page(source, target_dir / "answers", figure_dir, pdf, answers=True, lang=lang)
+            for source in sorted((source_dir / "answers").glob("*.md"))
+        ]
     write_index(built, out_dir)
     return built
 
@@ -460,13 +503,22 @@ def write_index(built: list[Built], out_dir: Path) -> Path:
         return f"<li>{html.escape(page.title)}: {' · '.join(links)}</li>"
 
     handouts = [page for page in built if page.html.parent == out_dir]
-    keys = [page for page in built if page.html.parent != out_dir]
+    keys = [page for page in built if page.html.parent == out_dir / "answers"]
+    translated = "".join(
+        f"<h2 lang='{lang}'>{lang}</h2>\n<ul lang='{lang}'>"
+        + "".join(item(page) for page in built if lang in page.html.relative_to(out_dir).parts[:1])
+        + "</ul>\n"
+        for lang in TRANSLATED
+        if any(lang in page.html.relative_to(out_dir).parts[:1] for page in built)
+    )
     body = (
         "<h1>speclab handouts</h1>\n<nav class='index'>\n<h2>For students</h2>\n<ul>"
         + "".join(map(item, handouts))
         + "</ul>\n<h2>Answer keys (print separately)</h2>\n<ul>"
         + "".join(map(item, keys))
-        + "</ul>\n</nav>\n"
+        + "</ul>\n"
+        + (f"<h2>中文 · فارسی (handouts and answer keys)</h2>\n{translated}" if translated else "")
+        + "</nav>\n"
     )
     path = out_dir / "index.html"
     path.write_text(html_document("speclab handouts", body), encoding="utf-8")

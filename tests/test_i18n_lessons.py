@@ -1,0 +1,114 @@
+"""The Chinese and Persian handouts and answer keys of lessons 01-03 against the English ones.
+
+The English keys' `check` tables are recomputed from the code by tests/test_lessons.py;
+here every translated key must hold the same tables, cell by cell once its words are read
+back into English (WORDS), and the same numbers in its prose and tables (Persian digits
+read as Latin ones). A translated handout has the English handout's exercises and blank
+tables, and gives no answers away. The pages are built with `lang` and `dir`.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from lesson_tables import checked_tables
+
+from speclab.handouts import answer_leaks, build_page
+from speclab.paths import repo_root
+
+LESSONS = repo_root() / "lessons"
+NAMES = ["01_quiz_game.md", "02_symbolic_acceptance.md", "03_forward_arithmetic.md"]
+LANGS = ["zh", "fa"]
+# The words of the keys' table cells, back to the English keys' words.
+WORDS = {
+    "zh": {
+        "（空）": "(empty)",
+        "无": "none",
+        "无（到头）": "none (end)",
+        "猜测太长": "guess too long",
+        "前缀不在路径上": "prefix not on the path",
+        "不是大写字母": "not a capital letter",
+        "前缀已是整条路径": "prefix is the whole path",
+        "猜测为空": "empty guess",
+        "合法": "valid",
+    },
+    "fa": {
+        "خالی": "(empty)",
+        "هیچ": "none",
+        "هیچ؛ پایان": "none (end)",
+        "حدس بیش از اندازه بلند": "guess too long",
+        "پیشوند بیرون از مسیر": "prefix not on the path",
+        "حرف بزرگ نیست": "not a capital letter",
+        "پیشوندِ کل مسیر": "prefix is the whole path",
+        "حدس خالی": "empty guess",
+        "مجاز": "valid",
+    },
+}
+PERSIAN_NUMBERS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٫", "0123456789.")
+
+
+def numbers(text: str) -> list[float]:
+    """Every number of a page, Persian digits and decimal separator read as Latin ones."""
+    text = re.sub(r"\([^()]*\.ipynb\)|`[^`]*`", " ", text.translate(PERSIAN_NUMBERS))
+    return sorted(float(n) for n in re.findall(r"\d+(?:\.\d+)?", text))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", NAMES)
+def test_translated_keys_have_the_english_keys_tables(lang, name):
+    english = checked_tables((LESSONS / "answers" / name).read_text("utf-8"), marker="check")
+    text = (LESSONS / lang / "answers" / name).read_text("utf-8")
+    translated = checked_tables(text, marker="check")
+    assert translated.keys() == english.keys()
+    for table, rows in translated.items():
+        back = [[WORDS[lang].get(cell, cell) for cell in row] for row in rows]
+        assert back == english[table], (lang, name, table)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("folder", ["", "answers"])
+@pytest.mark.parametrize("name", NAMES)
+def test_translated_pages_have_the_english_pages_numbers(lang, folder, name):
+    english = (LESSONS / folder / name).read_text("utf-8")
+    translated = (LESSONS / lang / folder / name).read_text("utf-8")
+    assert numbers(translated) == numbers(english), (lang, folder, name)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", NAMES)
+def test_translated_handouts_have_the_same_exercises_and_hide_the_answers(lang, name):
+    english = (LESSONS / name).read_text("utf-8")
+    handout = (LESSONS / lang / name).read_text("utf-8")
+    key = (LESSONS / lang / "answers" / name).read_text("utf-8")
+    assert len(re.findall(r"^## ", handout, re.M)) == len(re.findall(r"^## ", english, re.M))
+    assert handout.count("______") == english.count("______")
+    assert answer_leaks(handout, key) == []
+    assert f"notebooks/{lang}/" in handout
+
+
+def test_the_numbers_check_can_fail():
+    assert numbers("a 3 b ۴٫۵") == [3.0, 4.5]
+    assert numbers("Q1 (8)") != numbers("پرسش ۱ (۹)")
+
+
+@pytest.mark.parametrize(("lang", "direction"), [("zh", "ltr"), ("fa", "rtl")])
+def test_translated_pages_carry_language_direction_and_fonts(tmp_path, lang, direction):
+    source = LESSONS / lang / "answers" / NAMES[1]
+    built = build_page(source, tmp_path, tmp_path / "figures", pdf=False, answers=True, lang=lang)
+    page = built.html.read_text("utf-8")
+    assert f'<html lang="{lang}" dir="{direction}">' in page
+    assert ("Noto Sans CJK SC" if lang == "zh" else "Noto Naskh Arabic") in page
+    assert "Answer key" not in page and ("答案" if lang == "zh" else "پاسخ‌نامه") in page
+
+
+def test_make_handouts_builds_the_translations(tmp_path):
+    from speclab.handouts import build_all
+
+    built = build_all(LESSONS, tmp_path / "out", pdf=False)
+    pages = {page.html.relative_to(tmp_path / "out").as_posix() for page in built}
+    for lang in LANGS:
+        for name in NAMES:
+            stem = Path(name).stem
+            assert f"{lang}/{stem}.html" in pages and f"{lang}/answers/{stem}.html" in pages
+    index = (tmp_path / "out" / "index.html").read_text("utf-8")
+    assert 'href="fa/answers/02_symbolic_acceptance.html"' in index
