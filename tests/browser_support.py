@@ -152,12 +152,20 @@ def lab_environment(home: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def jupyter_lab(notebooks: list[Path], home: Path, start_timeout: float = 180.0):
-    """Serve copies of `notebooks` from home/notebooks; yields a LabServer; always stops it."""
+def jupyter_lab(
+    notebooks: list[Path], home: Path, start_timeout: float = 180.0, base: Path | None = None
+):
+    """Serve copies of `notebooks` from home/notebooks; yields a LabServer; always stops it.
+
+    With `base`, each copy keeps its path under it (notebooks/zh/01_quiz_game.ipynb is served
+    as zh/01_quiz_game.ipynb, beside the English 01_quiz_game.ipynb).
+    """
     root_dir = home / "notebooks"
     root_dir.mkdir(parents=True)
     for notebook in notebooks:
-        shutil.copy2(notebook, root_dir / notebook.name)
+        target = root_dir / (notebook.relative_to(base) if base else notebook.name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(notebook, target)
     settings_dir = home / "lab-settings"
     settings_dir.mkdir()
     (settings_dir / "overrides.json").write_text(json.dumps(LAB_OVERRIDES), encoding="utf-8")

@@ -49,7 +49,10 @@ pytestmark = pytest.mark.browser
 
 # SPECLAB_BROWSER_NOTEBOOKS=DIR tests the notebooks in another folder (for debugging).
 NOTEBOOK_DIR = Path(os.environ.get("SPECLAB_BROWSER_NOTEBOOKS") or repo_root() / "notebooks")
-NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+NOTEBOOKS = sorted(NOTEBOOK_DIR.rglob("*.ipynb"))  # the zh/ and fa/ translations too
+TRANSLATED = ("zh", "fa")
+# A lower-case English word of three letters or more (capitals alone are path symbols).
+ENGLISH_WORD = re.compile(r"\b(?![A-Z]+\b)[A-Za-z]{3,}\b")
 SCREENSHOTS = repo_root() / "build" / "screenshots"
 README_SCREENSHOT = repo_root() / "docs" / "screenshot.png"
 README_FROM = "03_forward_arithmetic"  # its sliders over Eq. 1: what README.md opens with
@@ -71,7 +74,7 @@ def _require_chromium():
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     _require_chromium()
-    with jupyter_lab(NOTEBOOKS, tmp_path_factory.mktemp("jupyter")) as server:
+    with jupyter_lab(NOTEBOOKS, tmp_path_factory.mktemp("jupyter"), base=NOTEBOOK_DIR) as server:
         yield server
 
 
@@ -100,6 +103,68 @@ def _timeout_for(notebook) -> float:
 
     metadata = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {})
     return float(metadata.get("execution", {}).get("timeout") or RUN_TIMEOUT_S)
+
+
+def _name(notebook: Path) -> str:
+    return notebook.relative_to(NOTEBOOK_DIR).as_posix()
+
+
+_LAYOUT = """
+(name) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')]
+    .find((w) => w.context && w.context.path === name && w.content);
+  const node = panel.content.node;
+  const blocks = [...node.querySelectorAll('.jp-MarkdownOutput > div[dir]')].map((block) => {
+    const paragraph = [...block.querySelectorAll('p, li')].find((p) => p.innerText.trim());
+    let textRight = null, boxRight = null, boxLeft = null, textLeft = null;
+    if (paragraph) {
+      const range = document.createRange();
+      range.selectNodeContents(paragraph);
+      const lines = [...range.getClientRects()];
+      const box = paragraph.getBoundingClientRect();
+      textRight = Math.max(...lines.map((r) => r.right));
+      textLeft = Math.min(...lines.map((r) => r.left));
+      boxRight = box.right; boxLeft = box.left;
+    }
+    const ltr = [...block.querySelectorAll('bdi, code')]
+      .filter((e) => /[A-Z]{2,}/.test(e.innerText))
+      .map((e) => [e.innerText, getComputedStyle(e).direction,
+                   getComputedStyle(e).unicodeBidi]);
+    return {dir: block.getAttribute('dir'), lang: block.getAttribute('lang'),
+            direction: getComputedStyle(block).direction, text: block.innerText.slice(0, 80),
+            textRight, boxRight, textLeft, boxLeft, ltr,
+            align: paragraph ? getComputedStyle(paragraph).textAlign : null,
+            blockAlign: getComputedStyle(block).textAlign};
+  });
+  const markdown = node.querySelectorAll('.jp-MarkdownCell').length;
+  const widgets = [...node.querySelectorAll('.jp-OutputArea-output > .jupyter-widgets')]
+    .map((w) => w.innerText);
+  return {blocks, markdown, widgets};
+}
+"""
+
+
+def _language_problems(page, name: str, lang: str) -> list[str]:
+    """A translated notebook as laid out: Persian Markdown right to left, no English widget."""
+    shown = page.evaluate(_LAYOUT, name)
+    problems = []
+    if lang == "fa":
+        if len(shown["blocks"]) < shown["markdown"]:
+            problems.append(
+                f"{shown['markdown']} Markdown cells, {len(shown['blocks'])} rtl blocks"
+            )
+        for block in shown["blocks"]:
+            if block["dir"] != "rtl" or block["direction"] != "rtl" or block["lang"] != "fa":
+                problems.append(f"not laid out right to left: {block}")
+            elif block["textRight"] is not None and abs(block["textRight"] - block["boxRight"]) > 3:
+                problems.append(f"text does not start at the right edge: {block}")
+    if not shown["widgets"]:
+        problems.append("no widget is shown")
+    for text in shown["widgets"]:
+        english = ENGLISH_WORD.findall(text)
+        if english:
+            problems.append(f"a widget shows English {english[:5]}: {text[:200]!r}")
+    return problems
 
 
 def _errors_shown(cells: list[dict]) -> list[str]:
@@ -146,9 +211,10 @@ def _widget_problems(cells: list[dict]) -> list[str]:
 
 
 @pytest.mark.timeout(2 * RUN_TIMEOUT_S)  # a hung page fails the test; fixtures still clean up
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: _name(path))
 def test_notebook_in_jupyterlab(notebook, lab, page):
-    name = notebook.name
+    name = _name(notebook)  # its path under notebooks/: zh/01_quiz_game.ipynb
+    shot_stem = name.removesuffix(".ipynb").replace("/", "-")  # fa-01_quiz_game
     started = time.monotonic()
     open_notebook(page, lab, name)
     assert WIDGETS_EXTENSION in federated_extensions(page), (
@@ -157,7 +223,7 @@ def test_notebook_in_jupyterlab(notebook, lab, page):
     )
     finished_ok = run_all_cells(page, name, _timeout_for(notebook))
     cells = notebook_report(page, name)
-    shot = SCREENSHOTS / f"{notebook.stem}.png"
+    shot = SCREENSHOTS / f"{shot_stem}.png"
     screenshot_notebook(page, shot)
 
     errors = _errors_shown(cells)
@@ -171,7 +237,7 @@ def test_notebook_in_jupyterlab(notebook, lab, page):
     widgets = page.locator(".jp-Notebook .jp-OutputArea-output > .jupyter-widgets")
     if widgets.count():
         cell = widgets.first.locator("xpath=ancestor::div[contains(@class, 'jp-Cell ')][1]")
-        widget_shot = SCREENSHOTS / f"{notebook.stem}-widget.png"
+        widget_shot = SCREENSHOTS / f"{shot_stem}-widget.png"
         screenshot_at(page, cell, widget_shot)
         if os.environ.get("SPECLAB_README_SCREENSHOT") == "1" and notebook.stem == README_FROM:
             README_SCREENSHOT.parent.mkdir(exist_ok=True)
@@ -194,7 +260,11 @@ def test_notebook_in_jupyterlab(notebook, lab, page):
     if page.locator(f"{SLIDER}, {TEXT_BOX}").count():
         later = _errors_shown(notebook_report(page, name))
         assert not later, f"{name}: errors after changing a widget:\n" + "\n".join(later)
-        screenshot_notebook(page, SCREENSHOTS / f"{notebook.stem}-after-change.png")
+        screenshot_notebook(page, SCREENSHOTS / f"{shot_stem}-after-change.png")
+    lang = name.split("/")[0] if "/" in name else "en"
+    if lang in TRANSLATED:
+        problems = _language_problems(page, name, lang)
+        assert not problems, f"{name} (screenshot {shot}):\n" + "\n".join(problems)
     logged = logged_errors(page)  # widget callbacks fail here, outside any cell
     assert not logged, f"{name}: JupyterLab's log console shows errors:\n{logged[-3000:]}"
     print(f"{name}: {time.monotonic() - started:.0f} s in the browser")

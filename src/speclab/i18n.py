@@ -192,3 +192,18 @@ def markdown_block(markdown: str, lang: str) -> str:
     <span dir="ltr">...</span> or `code`, so they keep their order.
     """
     return f'<div lang="{lang}" dir="{DIRECTION[lang]}">\n\n{markdown}\n\n</div>'
+
+
+# JupyterLab's stylesheet sets `text-align: left` on every Markdown paragraph and list item,
+# so a right-to-left block still lines its text up on the left. A notebook's first cell
+# shows this style (an HTML output, trusted because the kernel made it) to line Persian up
+# on the right; until that cell runs, the blocks read right to left but sit on the left.
+RTL_NOTEBOOK_STYLE = (
+    "<style>.jp-RenderedHTMLCommon div[dir='rtl'] :is(p, li, th, td, h1, h2, h3) "
+    "{ text-align: right; }</style>"
+)
+
+
+def notebook_style(lang: str) -> str:
+    """The HTML a notebook in `lang` shows once to lay its Markdown out (empty unless rtl)."""
+    return RTL_NOTEBOOK_STYLE if DIRECTION[lang] == "rtl" else ""
