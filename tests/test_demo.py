@@ -80,7 +80,7 @@ def test_prints_continuation_statistics_and_match(weights, capsys):
     assert f"(greedy: {greedy.target_forwards}, saved: {20 - spec.target_forwards})" in out
     assert f"tokens per target forward: {spec.tokens_per_target_forward:.2f}" in out
     assert f"drafted: {spec.drafted_count}   accepted: {spec.accepted_count}" in out
-    assert "mean accepted length:" in out and "time: speculative" in out
+    assert "tokens per round:" in out and "time: speculative" in out
     assert "matches greedy decoding byte for byte: yes (20 bytes)" in out
     assert "exactly k = 3" in out and "lookup (n = 3..1)" in out
     assert PROMPT in out

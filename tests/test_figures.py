@@ -103,7 +103,7 @@ def test_figure_two_greedy_drawn_per_case():
     assert [face == greedy for _, face in bars] == [False, True] * 3
     shown = " ".join(texts(fig))
     assert "break even" in shown and "saves 2" in shown and "saves 4" in shown
-    assert "matches none of the cases" in shown
+    assert "matches none of them" in shown
     assert "target forwards" in shown
     hatched = [p for p in fig.axes[0].patches if p.get_hatch()]
     assert len(hatched) == 1 + 3 + 5  # greedy cells are hatched, not only grey

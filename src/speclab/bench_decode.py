@@ -19,8 +19,8 @@ k + 1 tokens costs one plain step, and the same with the measured cost of that v
 forward. alpha is estimated under their model (maximum likelihood: accepted / (accepted +
 rejections)); c is the measured drafting time per drafted token over one plain step.
 The three acceptance figures of the literature stand side by side: Leviathan's alpha,
-accepted / drafted (vLLM's "draft acceptance rate") and the mean accepted length per round
-(tokens gained per round = tokens per target forward).
+accepted / drafted (vLLM's "draft acceptance rate") and the tokens per round (engines'
+"mean accepted length"; tokens gained per round = tokens per target forward).
 
 Left out: batching, sampling (lesson 07), GPUs. The numbers depend on the machine; a
 concurrent heavy job (a training run) makes them meaningless, and the report records the

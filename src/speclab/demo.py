@@ -200,7 +200,7 @@ def statistics_lines(spec, greedy) -> list[str]:
         f"tokens per target forward: {spec.tokens_per_target_forward:.2f}",
         f"drafted: {spec.drafted_count}   accepted: {spec.accepted_count} "
         f"(accepted/drafted: {rate})   "
-        f"mean accepted length: {spec.mean_accepted_length:.2f} tokens per round",
+        f"tokens per round: {spec.mean_accepted_length:.2f} (accepted drafts + the target's own)",
         f"time: speculative {spec.seconds:.3f} s, greedy {greedy.seconds:.3f} s "
         "(one run each, not a benchmark: see speclab bench)",
     ]

@@ -256,7 +256,7 @@ def forwards_per_case_figure(
         ax.set_xlabel(
             _(
                 "target forwards\n\nGreedy is drawn per case ({counts} forwards). "
-                "A single 4-cell greedy bar,\nas one source draws it, matches none of the cases.",
+                "A single 4-cell greedy bar\nfor every case, a tempting shortcut, matches none of them.",
                 counts=greedy_counts,
             ),
             fontsize=14,

@@ -138,8 +138,8 @@ def position_acceptance_figure(report: dict, method: str = "lookup k=8") -> Figu
 def acceptance_measures_figure(report: dict, method: str = "lookup k=8") -> Figure:
     """Lesson 06: the three acceptance figures of one run side by side, per scenario.
 
-    Left: Leviathan's alpha and accepted / drafted (both per draft, 0..1). Right: the mean
-    accepted length (tokens per round), beside Eq. 1's prediction from alpha and k:
+    Left: Leviathan's alpha and accepted / drafted (both per draft, 0..1). Right: the tokens
+    per round (engines' "mean accepted length"), beside Eq. 1's prediction from alpha and k:
     (1 - alpha^(k+1)) / (1 - alpha). They agree when every round drafts k tokens.
     """
     names = scenario_names(report)
@@ -161,7 +161,7 @@ def acceptance_measures_figure(report: dict, method: str = "lookup k=8") -> Figu
             [expected_tokens_per_round(a, k) if np.isfinite(a) else np.nan for a in alpha]
         )
         right.bar(x - 0.2, mean_length, 0.4, color=OKABE_ITO["bluish_green"], edgecolor="black",
-                  label="mean accepted length (measured)")  # fmt: skip
+                  label="tokens per round (measured)")  # fmt: skip
         right.bar(x + 0.2, eq1, 0.4, color="white", hatch="..", edgecolor="black",
                   label=f"Eq. 1 from \u03b1, k = {k}")  # fmt: skip
         right.set_ylabel("tokens per round")

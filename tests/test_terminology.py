@@ -1,0 +1,62 @@
+"""One word per idea across the English text a learner reads: handouts, keys, the teacher
+guide, the glossary, notebooks, the README and the package's own strings (CLI output,
+figure labels, docstrings).
+
+accepted drafts m ("accepted length" in the glossary); tokens per round m + 1 (engines'
+"mean accepted length", named only in quotes); drafts after the first mismatch are
+*dropped* and the KV cache is *rolled back* (never "wiped"); nothing cites "one source"
+the learner has not seen.
+"""
+
+import json
+import re
+
+import pytest
+
+from speclab.paths import repo_root
+
+ROOT = repo_root()
+BANNED = {
+    r"\bwip(e|ed|es|ing)\b": "say dropped (drafts) or rolled back (the cache)",
+    r'(?<!")\bmean accepted length\b': 'say tokens per round (engines\' "mean accepted length" in quotes)',
+    r"\bone source\b": "a source the learner never saw",
+    r"\broll(ed)?-back\b": "say rolled back or rollback",
+}
+
+
+def english_texts() -> list[tuple[str, str]]:
+    paths = [
+        *sorted((ROOT / "lessons").glob("*.md")),
+        *sorted((ROOT / "lessons" / "answers").glob("*.md")),
+        ROOT / "README.md",
+        *sorted((ROOT / "src" / "speclab").rglob("*.py")),
+    ]
+    texts = [(p.relative_to(ROOT).as_posix(), p.read_text(encoding="utf-8")) for p in paths]
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):  # the English ones
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        texts.append((notebook.name, "\n".join("".join(c["source"]) for c in cells)))
+    return texts
+
+
+@pytest.mark.parametrize("pattern", BANNED)
+def test_one_word_per_idea(pattern):
+    found = [
+        f"{name}: {match.group(0)!r}"
+        for name, text in english_texts()
+        for match in re.finditer(pattern, " ".join(text.split()), flags=re.I)
+    ]
+    assert not found, f"{BANNED[pattern]}:\n" + "\n".join(found)
+
+
+def test_the_glossary_tells_accepted_drafts_from_tokens_per_round():
+    rows = (ROOT / "lessons" / "glossary.md").read_text(encoding="utf-8").splitlines()
+    accepted = next(row for row in rows if row.startswith("| accepted length |"))
+    per_round = next(row for row in rows if row.startswith("| tokens per round |"))
+    assert "(m)" in accepted and "m + 1" in per_round
+    assert '"mean accepted length"' in per_round
+
+
+def test_the_banned_words_are_found_where_they_stand():
+    text = " ".join('The rest is wiped; the mean accepted length; "mean accepted length"'.split())
+    assert re.search(r"\bwip(e|ed|es|ing)\b", text)
+    assert len(re.findall(r'(?<!")\bmean accepted length\b', text)) == 1
