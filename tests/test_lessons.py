@@ -204,7 +204,10 @@ def test_there_are_handouts_for_lessons_01_to_03():
 
 @pytest.mark.parametrize("handout", HANDOUTS, ids=lambda path: path.name)
 def test_answer_key_numbers_agree_with_the_code(handout):
-    tables = checked_tables(answer_key(handout).read_text(encoding="utf-8"), marker="check")
+    text = answer_key(handout).read_text(encoding="utf-8")
+    tables = checked_tables(text, marker="check")
+    if not tables and re.search(r"<!-- check\d\d: \w+ -->", text):
+        pytest.skip("its tables are checked by its own tests/test_lessons_NN.py")
     assert tables, f"{answer_key(handout).name} has no checked table"
     for name, rows in tables.items():
         checker, _ = CHECKS[name]
@@ -219,6 +222,9 @@ def test_answer_key_numbers_agree_with_the_code(handout):
 def test_handout_does_not_contain_its_answers(handout):
     text = handout.read_text(encoding="utf-8")
     assert "<!-- check" not in text
+    key = answer_key(handout).read_text(encoding="utf-8")
+    if "<!-- check:" not in key and re.search(r"<!-- check\d\d: \w+ -->", key):
+        pytest.skip("its blanks are checked by its own tests/test_lessons_NN.py")
     handout_rows = all_table_rows(text)
     tables = checked_tables(answer_key(handout).read_text(encoding="utf-8"), marker="check")
     matched = 0
@@ -261,7 +267,7 @@ def test_teacher_guide_has_a_plan_per_lesson():
     guide = (LESSONS / "teacher-guide.md").read_text(encoding="utf-8")
     sections = re.split(r"^## ", guide, flags=re.M)
     by_lesson = {s.split()[0]: s for s in sections if s[:2].isdigit()}
-    assert sorted(by_lesson) == ["01", "02", "03", "03b", "04", "05", "06", "07"]
+    assert sorted(by_lesson) == ["01", "02", "03", "03b", "04", "04b", "05", "06", "07"]
     for lesson, section in by_lesson.items():
         assert "(45 minutes)" in section and "Misconceptions to watch for" in section, lesson
         minutes = [int(m) for m in re.findall(r"^\| (\d+) min", section, flags=re.M)]

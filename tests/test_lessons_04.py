@@ -19,6 +19,7 @@ from speclab.paths import repo_root
 
 LESSONS = repo_root() / "lessons"
 HANDOUT = LESSONS / "04_why_decoding_is_slow.md"
+DEEP_DIVE = LESSONS / "04b_where_the_time_goes.md"  # lesson 04b: its exercises, same checks
 KEY = LESSONS / "answers" / "04_why_decoding_is_slow.md"
 
 
@@ -76,6 +77,23 @@ def check_kv_positions(row):
     assert close(row[4], recomputed / cached)
 
 
+def check_skeleton_share(row):
+    time_1, skeleton, share, time_5, ratio = map(float, row)
+    per_position = time_1 - skeleton  # the arithmetic, paid once per position
+    assert close(row[2], skeleton / time_1)
+    assert close(row[3], skeleton + 5 * per_position)
+    assert close(row[4], (skeleton + 5 * per_position) / time_1)
+
+
+def check_weight_bytes(row):
+    weights, bytes_per_weight, megabytes = float(row[0]), float(row[1]), row[2]
+    assert close(megabytes, weights * bytes_per_weight / 1e6)
+    if weights == 819200:  # "the target's matrices" in the handout: the shipped target's count
+        from speclab.weights import load_target
+
+        assert weights == matmul_params(load_target().config)
+
+
 def check_roofline(row):
     bandwidth, peak, bytes_per_weight, knee = row
     found = roofline_free_positions(float(bytes_per_weight), float(bandwidth), float(peak))
@@ -103,12 +121,22 @@ CHECKS = {  # name -> (checker, number of input columns)
     "break_even": (check_break_even, 3),
     "kv_positions": (check_kv_positions, 2),
     "roofline": (check_roofline, 3),
+    "skeleton_share": (check_skeleton_share, 2),
+    "weight_bytes": (check_weight_bytes, 2),
     "roofline_time": (check_roofline_time, 5),
 }
 
 
+DEEP_DIVE_KEY = LESSONS / "answers" / DEEP_DIVE.name
+
+
 def key_tables():
-    return checked_tables(KEY.read_text(encoding="utf-8"), marker="check04")
+    """The check04 tables of lesson 04's key and of its deep dive's (lesson 04b)."""
+    tables = {}
+    for key in (KEY, DEEP_DIVE_KEY):
+        for name, rows in checked_tables(key.read_text(encoding="utf-8"), marker="check04").items():
+            tables.setdefault(name, []).extend(rows)
+    return tables
 
 
 def test_every_lesson_04_check_is_present():
@@ -128,8 +156,8 @@ def test_answer_key_numbers_agree_with_the_code(name):
 
 
 def test_handout_has_every_exercise_row_blank():
-    handout_rows = [cells(line) for line in HANDOUT.read_text(encoding="utf-8").splitlines()
-                    if line.startswith("|")]  # fmt: skip
+    text = HANDOUT.read_text(encoding="utf-8") + DEEP_DIVE.read_text(encoding="utf-8")
+    handout_rows = [cells(line) for line in text.splitlines() if line.startswith("|")]
     for name, rows in key_tables().items():
         _, n_inputs = CHECKS[name]
         for key_row in rows:
@@ -169,14 +197,32 @@ def test_handout_exercise_3_times_lie_on_the_line():
         assert t == pytest.approx(times[0] + slope * (n - 1))
 
 
-def test_handout_layout():
-    text = HANDOUT.read_text(encoding="utf-8")
-    assert text.startswith("# Lesson 04 ")
+@pytest.mark.parametrize("handout,title,exercises", [(HANDOUT, "04", 7), (DEEP_DIVE, "04b", 4)])
+def test_handout_layout(handout, title, exercises):
+    text = handout.read_text(encoding="utf-8")
+    assert text.startswith(f"# Lesson {title} ")
     assert "Name: " in text and "<!--" not in text
-    assert len(re.findall(r"^## Exercise ", text, flags=re.M)) >= 8
+    assert len(re.findall(r"^## Exercise ", text, flags=re.M)) == exercises
     for line in text.splitlines():
         if not line.startswith("|"):
             assert len(line) <= 100, line
+
+
+def test_lesson_04_says_what_is_true_everywhere_and_not_more():
+    """A forward over k + 1 positions costs less than k + 1 steps: how much less is measured,
+    so no handout, key or notebook of lesson 04 calls extra positions (nearly) free in numpy."""
+    import json
+
+    texts = [path.read_text(encoding="utf-8") for path in (HANDOUT, KEY, DEEP_DIVE, DEEP_DIVE_KEY)]
+    for notebook in ("04_why_decoding_is_slow.ipynb", "04b_where_the_time_goes.ipynb"):
+        cells_ = json.loads((repo_root() / "notebooks" / notebook).read_text("utf-8"))["cells"]
+        texts.append("\n".join("".join(cell["source"]) for cell in cells_))
+    for text in texts:
+        flat = " ".join(text.split())
+        for claim in ("nearly free", "nearly as cheap", "checking several tokens is cheap"):
+            assert claim not in flat, claim
+    core = " ".join(texts[4].split())
+    assert "costs less than k + 1 separate steps" in core and "matrix-*vector* product" in core
 
 
 def test_key_04_quotes_the_fixed_share_of_the_shipped_forward_report():
