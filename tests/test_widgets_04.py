@@ -24,7 +24,9 @@ def test_width_explorer_first_measurement():
     assert explorer.measured[128].values.tolist() == [1, 2, 5]
     assert "width <b>128</b>" in explorer.text.value and "2 heads" in explorer.text.value
     assert re.search(r"5 new positions cost <b>\d+\.\d\d\u00d7</b>", explorer.text.value)
-    assert re.search(r"up to <b>n_new = (1|2|5)</b>", explorer.text.value)
+    ratio_2 = explorer.measured[128].ratio(2, 1)["median"]
+    assert f"2 new positions {ratio_2:.2f}\u00d7" in explorer.text.value
+    assert explorer.status.value == "" and not explorer.width.disabled  # done: nothing pending
     assert explorer.picture.value[:4] == PNG_MAGIC
 
 
@@ -64,3 +66,18 @@ def test_a_width_typed_off_the_step_snaps_to_it():
     assert explorer.width.value == 640
     assert "width <b>640</b>" in explorer.text.value
     assert sorted(explorer.measured) == [128, 640]
+
+
+def test_the_explorer_says_it_is_measuring_while_it_measures():
+    explorer = small_explorer()
+    seen = []
+    measure = explorer.measure
+
+    def watched(width):
+        seen.append((explorer.status.value, explorer.width.disabled))
+        return measure(width)
+
+    explorer.measure = watched
+    explorer.width.value = 256
+    assert seen and "Measuring width 256" in seen[0][0] and seen[0][1]  # shown, slider locked
+    assert explorer.status.value == "" and not explorer.width.disabled

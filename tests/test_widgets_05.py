@@ -124,3 +124,17 @@ def test_drafter_game_marks_the_first_wrong_byte_and_restarts(models):
     assert game.game.result.tokens == [] and game.score.value == ""
     game.restart.click()
     assert game.game.result.rounds == []
+
+
+def test_the_explorer_says_it_is_decoding_while_it_decodes(models):
+    target, _ = models
+    seen = []
+    shown = explorer(models)
+
+    def watched_lookup():
+        seen.append(shown.status.value)
+        return PromptLookupDrafter(3, 1)
+
+    shown.drafters["lookup"] = watched_lookup
+    shown.k.value = 2
+    assert seen and "Decoding" in seen[-1] and shown.status.value == ""

@@ -56,13 +56,14 @@ class SpeculativeExplorer(Shown):
         )  # fmt: skip
         self.adaptive = widgets.Checkbox(value=adaptive, description="adaptive k (at most k)")
         self.text, self.stats, self.table = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self.status = widgets.HTML()  # shown while decoding
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None
         controls = (self.prompt, self.drafter, self.k, self.max_new_tokens, self.adaptive)
         for control in controls:
             control.observe(self._on_change, names="value")
         self.box = widgets.VBox(
-            [widgets.HBox(controls[:2]), widgets.HBox(controls[2:]), self.text, self.stats,
+            [widgets.HBox(controls[:2]), widgets.HBox(controls[2:]), self.status, self.text, self.stats,
              self.picture, self.table]
         )  # fmt: skip
         self.update()
@@ -88,11 +89,15 @@ class SpeculativeExplorer(Shown):
         from speclab.tokenizer import encode
 
         prompt = self.prompts[self.prompt.value]
-        self.result = speculative_decode(
-            self.target, self.drafters[self.drafter.value](), encode(prompt),
-            self.max_new_tokens.value, self.k.value, adaptive=self.adaptive.value,
-        )  # fmt: skip
-        greedy = self.greedy()
+        self.status.value = "<p><i>Decoding greedily and speculatively\u2026</i></p>"
+        try:
+            self.result = speculative_decode(
+                self.target, self.drafters[self.drafter.value](), encode(prompt),
+                self.max_new_tokens.value, self.k.value, adaptive=self.adaptive.value,
+            )  # fmt: skip
+            greedy = self.greedy()
+        finally:
+            self.status.value = ""
         self.matches, verdict = match_line(self.result, greedy)
         self.text.value = render_html(self.result, prompt=prompt)
         policy = "adaptive, at most" if self.adaptive.value else "exactly"
