@@ -514,7 +514,9 @@ def offline_env(tmp_path: Path, venv: Path | None = None) -> dict[str, str]:
 def test_pack_for_this_machine_installs_offline_and_runs_lesson_02(tmp_path):
     out = tmp_path / "classroom-pack"
     started = time.perf_counter()
+    # HTML handouts: the PDFs (minutes of Chromium here) are test_handouts.py's business
     command = [sys.executable, str(TOOLS / "classroom_pack.py"), "--this-machine"]
+    command += ["--handouts", "html"]
     build = subprocess.run(
         command + ["--out", str(out)], capture_output=True, text=True, timeout=1200
     )
