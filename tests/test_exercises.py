@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from speclab.cli import main
-from speclab.exercises import GuessFileError, check_guesses, format_report, score
+from speclab.exercises import GuessFileError, check_guesses, score
+from speclab.guesses_report import format_report
 from speclab.paths import data_dir
 
 GOOD = "prefix,guess,expected_output\n,ABX,ABC\n,ABC,ABCD\n,XBC,A\nABCD,EFG,ABCDEFG\n"

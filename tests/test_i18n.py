@@ -19,8 +19,9 @@ import pytest
 
 from speclab.acceptance import InvalidGuess, verify_on_path
 from speclab.cli import main
-from speclab.exercises import GuessFileError, check_guesses, explain_invalid, format_report
+from speclab.exercises import GuessFileError, check_guesses, explain_invalid
 from speclab.figures.style import matplotlib_shapes_text
+from speclab.guesses_report import format_report
 from speclab.i18n import (
     LANGUAGES,
     LOCALE_DIR,
@@ -38,6 +39,7 @@ PACKAGE = repo_root() / "src" / "speclab"
 # The modules whose every shown string goes through the catalogue.
 TRANSLATED_MODULES = (
     "exercises.py",
+    "guesses_report.py",
     "student_files.py",
     "widgets/symbolic.py",
     "figures/symbolic.py",

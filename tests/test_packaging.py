@@ -80,7 +80,7 @@ def test_core_imports_numpy_only():
         "import sys; import speclab, speclab.acceptance, speclab.counting, speclab.paths;"
         "import speclab.student_files;"
         "heavy = {'pandas', 'matplotlib', 'ipywidgets', 'IPython'} & set(sys.modules);"
-        "import speclab.exercises, speclab.cli;"
+        "import speclab.exercises, speclab.guesses_report, speclab.cli;"
         "late = {'matplotlib', 'ipywidgets'} & set(sys.modules);"
         "print(sorted(heavy), sorted(late))"
     )

@@ -16,7 +16,7 @@ import sys
 
 # name -> (module, one-line help); a module is imported only when its subcommand is built.
 SUBCOMMANDS = {
-    "check-guesses": ("speclab.exercises", "check a CSV of guesses against the ABCDEFG path"),
+    "check-guesses": ("speclab.guesses_report", "check a CSV of guesses against the ABCDEFG path"),
     "demo": ("speclab.demo", "speculative decoding on the shipped model, coloured"),
     "bench": ("speclab.bench_cli", "benchmark: forward cost, speedup per scenario"),
     "train": ("speclab.train", "train the target or draft model in numpy"),

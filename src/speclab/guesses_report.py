@@ -1,0 +1,255 @@
+"""The printed report of the CSV exercise (lesson 02) and the `speclab check-guesses` command.
+
+speclab.exercises reads and checks a student's rows; this module prints them: a table per
+file with the row numbers a spreadsheet shows, the problems under it, a score line, and for
+several files (a folder, one per student) a class summary. Every word comes from the one
+catalogue of speclab.i18n (`--lang`, or LANGUAGE/LC_ALL/LC_MESSAGES/LANG). Rows stream: each
+is checked, printed and counted, so a file of a million rows needs no more memory than its
+text. Cells are cut to a width, invisible characters escaped, and Chinese double-width
+characters counted as two columns, so no cell can stretch, reorder or hide a line.
+"""
+
+import argparse
+import gettext
+import sys
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from speclab.acceptance import DEFAULT_PATH
+from speclab.exercises import (
+    MAX_PROBLEM_LINES,
+    SHOWN_CELL_CHARS,
+    TABLE_HEADER,
+    GuessFileError,
+    Score,
+    Tally,
+    checked_row,
+    data_rows,
+    missing,
+)
+from speclab.i18n import LANGUAGES, translator
+from speclab.student_files import class_files, cut, read_text, shown
+
+
+def _shown(value, blank: str) -> str:
+    """A cell for the printed table: `blank` names an empty cell, <NA> (unread) shows nothing.
+
+    Cut to SHOWN_CELL_CHARS, invisible characters escaped (a bidi control in a cell
+    would otherwise reorder the rest of the line on the screen).
+    """
+    if missing(value):
+        return ""
+    return blank if value == "" else cut(str(value), SHOWN_CELL_CHARS)
+
+
+class Words:
+    """The report's words in one language (looked up once per report, not per row)."""
+
+    def __init__(self, tr: gettext.NullTranslations):
+        _ = tr.gettext
+        self.tr = tr
+        self.header = [_(name) for name in TABLE_HEADER]
+        self.problem = _("PROBLEM (see below)")
+        self.right, self.wrong = _("right"), _("wrong")
+        self.empty, self.blank = _("(empty)"), _("(blank)")
+        self.none, self.none_end = _("none"), _("none (end)")
+        self.row_problem = _("row {row}: {error}")
+
+
+def _table_cells(row: dict, words: Words) -> list[str]:
+    """One line of the table, as the strings shown in its columns."""
+    if row["error"]:
+        result = words.problem
+    elif missing(row["matches"]):
+        result = "-"
+    else:
+        result = words.right if row["matches"] else words.wrong
+    checked = not row["error"]
+    return [
+        str(row["row"]),
+        _shown(row["prefix"], words.empty),
+        _shown(row["guess"], words.blank),
+        _shown(row["accepted"], words.none) if checked else "",
+        _shown(row["added"], words.none_end) if checked else "",
+        _shown(row["output"], "") if checked else "",
+        _shown(row["expected_output"], ""),
+        result,
+    ]
+
+
+def _widths(rows: Iterable[dict], path_symbols: str, words: Words) -> list[int]:
+    """Column widths: the student's cells as wide as the widest shown cell, results as the path.
+
+    accepted, added and output are parts of the path (or "none (end)"), so their width
+    is known without checking a row: a first pass over a long file only parses it.
+    """
+    widths = [_display_width(name) for name in words.header]
+    for row in rows:
+        widths[0] = max(widths[0], len(str(row["row"])))
+        for column, name in ((1, "prefix"), (2, "guess"), (6, "expected_output")):
+            widths[column] = max(widths[column], _display_width(_shown(row[name], words.empty)))
+    path_width = min(len(path_symbols), SHOWN_CELL_CHARS)
+    for column, least in ((3, path_width), (4, _display_width(words.none_end)), (5, path_width)):
+        widths[column] = max(widths[column], least)
+    return widths
+
+
+def _report_lines(rows: Iterable[dict], widths: list[int], title: str, tally: Tally, words: Words):
+    """The report of one file, line by line: title, table, problems, score.
+
+    Yields as rows stream in; only the first MAX_PROBLEM_LINES problem lines are kept
+    until the table ends, so the memory needed does not grow with the file.
+    """
+    yield f"== {title} =="
+    yield _table_line(words.header, widths)
+    problems = []
+    for row in rows:
+        tally.add(row)
+        yield _table_line(_table_cells(row, words), widths)
+        if row["error"] and len(problems) < MAX_PROBLEM_LINES:
+            # not shown(): the translation's joiners (ZWNJ) stay; the cells in it are escaped
+            problems.append(words.row_problem.format(row=row["row"], error=row["error"]))
+    yield from problems
+    result = tally.score()
+    if result.problems > len(problems):
+        hidden = result.problems - len(problems)
+        yield words.tr.ngettext(
+            "... and {count} row more with a problem, not listed: fix the rows above first",
+            "... and {count} rows more with a problem, not listed: fix the rows above first",
+            hidden,
+        ).format(count=hidden)
+    yield _score_line(result, words.tr)
+
+
+def format_report(
+    frame: pd.DataFrame, title: str, path_symbols: str = DEFAULT_PATH, lang: str | None = None
+) -> str:
+    """The row-by-row table and score for one checked file, as plain text in `lang`."""
+    words = Words(translator(lang))
+    rows = frame.to_dict("records")
+    widths = _widths(rows, path_symbols, words)
+    return "\n".join(_report_lines(rows, widths, shown(title), Tally(), words))
+
+
+def _display_width(text: str) -> int:
+    """Columns a terminal gives the text: a Chinese character takes two, a joiner none."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        2 if unicodedata.east_asian_width(char) in "WF" else 0 if char in "\u200c\u200d" else 1
+        for char in text
+    )
+
+
+def _table_line(cells: list[str], widths: list[int]) -> str:
+    padded = (
+        cell + " " * (width - _display_width(cell))
+        for cell, width in zip(cells, widths, strict=True)
+    )
+    return "  ".join(padded).rstrip()
+
+
+def _score_line(result: Score, tr: gettext.NullTranslations) -> str:
+    _, n_ = tr.gettext, tr.ngettext
+    if result.with_expectation:
+        expectations = _("{right} of {count} expected outputs right").format(
+            right=result.right, count=result.with_expectation
+        )
+    else:
+        expectations = _("no expected_output filled in")
+    checked = n_("{count} row checked", "{count} rows checked", result.rows)
+    if result.all_valid:
+        problems = _("no problems")
+    else:
+        problems = n_(
+            "{count} row with a problem", "{count} rows with a problem", result.problems
+        ).format(count=result.problems)
+    return _("score: {expectations}; {checked}, {problems}").format(
+        expectations=expectations, checked=checked.format(count=result.rows), problems=problems
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="a guesses CSV, or a folder of them (one per student); at most 20 MB each",
+    )
+    parser.add_argument(
+        "--summary", action="store_true", help="only the one-line summary per student"
+    )
+    parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default=None,
+        help="language of the report: en, zh or fa (default: from LANGUAGE, LC_ALL, "
+        "LC_MESSAGES or LANG, else English)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print a report per file (and a class summary for several); 0 only if all rows are valid."""
+    tr = translator(getattr(args, "lang", None))
+    _ = tr.gettext
+    files, errors = class_files(args.files)
+    for error in errors:
+        print(_("error: {problem}").format(problem=error.text(tr)), file=sys.stderr)
+    summary = []
+    words = Words(tr)
+    for path, student in zip(files, _student_names(files), strict=True):
+        try:
+            result = _check_and_print(path, args.summary, words)
+        except GuessFileError as error:
+            print(_("error: {problem}").format(problem=error.message.text(tr)), file=sys.stderr)
+            result = None
+        summary.append((student, result))
+    if len(summary) > 1 or args.summary:
+        print(format_summary(summary, tr))
+    all_valid = not errors and all(result and result.all_valid for _, result in summary)
+    return 0 if all_valid else 1
+
+
+def _check_and_print(path: Path, summary_only: bool, words: Words) -> Score:
+    """Check one file as a stream of rows: parse once for the widths, then check and print."""
+    text = read_text(path)
+    # raises before anything is printed
+    widths = _widths(data_rows(text, path), DEFAULT_PATH, words)
+    rows = (checked_row(row, DEFAULT_PATH, words.tr) for row in data_rows(text, path))
+    tally = Tally()
+    if summary_only:
+        for row in rows:
+            tally.add(row)
+    else:
+        for line in _report_lines(rows, widths, shown(str(path)), tally, words):
+            print(line)
+        print()
+    return tally.score()
+
+
+def _student_names(files: list[Path]) -> list[str]:
+    """Each file's name in the summary: its stem, or its whole path where two stems are alike."""
+    stems = Counter(path.stem for path in files)
+    return [shown(path.stem if stems[path.stem] == 1 else str(path)) for path in files]
+
+
+def format_summary(
+    summary: list[tuple[str, Score | None]], tr: gettext.NullTranslations | None = None
+) -> str:
+    """One line per student file: rows, problems, expectations right."""
+    _ = (tr or gettext.NullTranslations()).gettext
+    table = [[_("student"), _("rows"), _("problems"), _("expected right")]]
+    for student, result in summary:
+        if result is None:
+            table.append([student, "-", _("file error"), "-"])
+        else:
+            right = f"{result.right}/{result.with_expectation}" if result.with_expectation else "-"
+            table.append([student, str(result.rows), str(result.problems), right])
+    widths = [max(_display_width(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = [_("== summary ==")]
+    lines += [_table_line(line, widths) for line in table]
+    return "\n".join(lines)
