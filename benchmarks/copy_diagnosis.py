@@ -1,0 +1,51 @@
+"""Where a target fails to copy: teacher-forced, byte by byte, on the copy test's functions.
+
+For each held-out function of `speclab.train.held_out_functions` (the copy test of
+benchmarks/model_report.py), the text is function + blank line + the function again; one
+forward gives the target's choice (argmax) at every byte of the repeat after its first line.
+Printed: the share of those bytes the target would copy right, and its first mistakes
+(expected byte, chosen byte). Greedy copying breaks at the first mistake; this shows where.
+Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] (default: the shipped target)
+"""
+
+import sys
+
+import numpy as np
+
+from speclab.gpt import forward
+from speclab.paths import weights_dir
+from speclab.train import held_out_functions, load_corpus
+from speclab.weights import load
+
+
+def diagnose(model, functions: list[bytes]) -> float:
+    right = total = 0
+    for function in functions:
+        first_line = function[: function.index(b"\n") + 1]
+        text = list(function + b"\n" + function)
+        if len(text) > model.config.n_ctx:
+            continue
+        chosen = forward(model.params, model.config, text[:-1]).argmax(axis=-1)  # [n - 1]
+        start = len(function) + 1 + len(first_line)  # the repeat, after its first line
+        ok = chosen[start - 1 :] == np.array(text[start:])
+        right, total = right + int(ok.sum()), total + ok.size
+        mistakes = [
+            (i, bytes([text[start + i]]), bytes([chosen[start - 1 + i]]))
+            for i in np.flatnonzero(~ok)
+        ]
+        print(
+            f"  {ok.mean():4.0%} of {ok.size} bytes; first mistakes (at, expected, chosen): {mistakes[:4]}"
+        )
+    return right / max(1, total)
+
+
+def main(paths: list[str]) -> None:
+    functions = held_out_functions(load_corpus()["val"])
+    for path in paths or [str(weights_dir() / "target.npz")]:
+        model = load(path)
+        print(f"== {path}: step {model.meta.get('trained_steps')}")
+        print(f"   copied right, teacher-forced: {diagnose(model, functions):.1%} of the bytes")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

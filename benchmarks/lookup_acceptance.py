@@ -1,0 +1,50 @@
+"""Tokens per target forward with prompt lookup, and where greedy output comes from, per scenario.
+
+Deterministic (no timing): for the first prompts of each scenario in data/prompts/, greedy
+speculative decoding with the prompt-lookup drafter at a fixed k, then
+`speclab.scenarios.output_provenance` of the output (copied from the prompt, a loop on the
+model's own text, or new). Use it to compare candidate weights before a full `make bench`:
+a target that copies raises tokens per forward on copy-heavy prompts *by copying the
+prompt*, not by looping.
+Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] [--prompts 3]
+"""
+
+import argparse
+
+import numpy as np
+
+from speclab.decoding import speculative_decode
+from speclab.drafters import PromptLookupDrafter
+from speclab.paths import weights_dir
+from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
+from speclab.weights import load
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("weights", nargs="*", default=[str(weights_dir() / "target.npz")])
+    parser.add_argument("--k", type=int, default=4)
+    parser.add_argument("--prompts", type=int, default=3, help="prompts per scenario")
+    parser.add_argument("--max-new-tokens", type=int, default=96)
+    args = parser.parse_args()
+    for path in args.weights:
+        model = load(path)
+        steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
+        print(f"== {path}: step {steps}, {bits} bits/byte")
+        for scenario in load_scenarios():
+            per_forward, shares = [], []
+            for prompt in scenario.prompts[: args.prompts]:
+                n_new = min(prompt.max_new_tokens, args.max_new_tokens)
+                run = speculative_decode(
+                    model, PromptLookupDrafter(), prompt.tokens, n_new, args.k, adaptive=False
+                )
+                per_forward.append(run.tokens_per_target_forward)
+                shares.append(provenance_fractions(output_provenance(prompt.tokens, run.tokens)))
+            prompt_share = np.mean([s["prompt"] for s in shares])
+            loop_share = np.mean([s["loop"] for s in shares])
+            print(f"   {scenario.name:12} tokens/forward at k={args.k}: {np.mean(per_forward):.2f}; "
+                  f"output copied from the prompt {prompt_share:.0%}, looping {loop_share:.0%}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
