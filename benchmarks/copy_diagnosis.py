@@ -31,7 +31,7 @@ def diagnose(model, functions: list[bytes]) -> float:
         right, total = right + int(ok.sum()), total + ok.size
         mistakes = [
             (i, bytes([text[start + i]]), bytes([chosen[start - 1 + i]]))
-            for i in np.flatnonzero(~ok)
+            for i in np.flatnonzero(~ok).tolist()
         ]
         print(
             f"  {ok.mean():4.0%} of {ok.size} bytes; first mistakes (at, expected, chosen): {mistakes[:4]}"
