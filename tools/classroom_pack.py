@@ -66,11 +66,11 @@ def export_repository(dest: Path) -> str:
     """The repository at HEAD into dest (tracked files only); returns the commit."""
     commit = _git("rev-parse", "HEAD").strip()
     command = ["git", "archive", "--format=tar", "HEAD"]
-    archive = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE)
-    with tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
-        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # 3.11.4 and later
-        tar.extractall(dest, **safe)
-    if archive.wait() != 0:
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # 3.11.4 and later
+    with subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE) as archive:
+        with tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
+            tar.extractall(dest, **safe)
+    if archive.returncode != 0:
         raise PackError("git archive HEAD failed")
     return commit
 
