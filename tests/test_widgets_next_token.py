@@ -46,3 +46,9 @@ def test_the_figure_labels_every_bar_and_marks_greedy():
     notes = texts(fig)
     assert notes[0].endswith("greedy") and sum("greedy" in n for n in notes) == 1
     assert notes[0].strip().startswith(f"{choices[0].probability:.1%}")
+
+
+def test_a_text_longer_than_the_context_says_what_the_model_reads():
+    shown = NextTokenExplorer(MODEL, text="ab" * 50)  # 100 tokens, a context of 64
+    assert "One forward over the last 64 of 100 tokens" in shown.note.value
+    assert shown.choices == top_choices(next_token_logits(MODEL, encode("ab" * 50)[-64:]), 1.0, 10)

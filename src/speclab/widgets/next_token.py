@@ -49,8 +49,10 @@ class NextTokenExplorer(Shown):
         t = self.temperature.value
         self.choices = top_choices(next_token_logits(self.model, tokens), t, self.n)
         top = self.choices[0]
+        seen = min(len(tokens), self.model.config.n_ctx)  # the model reads its last n_ctx tokens
+        over = f"the last {seen} of {len(tokens)}" if seen < len(tokens) else f"{seen}"
         self.note.value = (
-            f"<p>One forward over {len(tokens)} tokens. Greedy decoding writes "
+            f"<p>One forward over {over} tokens. Greedy decoding writes "
             f"<b>{html.escape(shown_token(top.token))}</b> ({top.probability:.1%} at temperature "
             f"{t:g}); the ten bars hold {sum(c.probability for c in self.choices):.0%} of the "
             "probability.</p>"
