@@ -185,6 +185,13 @@ def _draft_with_probs(drafter, tokens, k, settings, rng, n_vocab):
     return drafts, one_hot(drafts, n_vocab)
 
 
+def _greedy_verdict(logits, drafts: list[int]) -> tuple[int, int]:
+    """(m, appended): drafts kept up to the target's first different pick, then its own token."""
+    chosen = np.argmax(logits, axis=-1).tolist()  # the target's pick after each position
+    m = accept(drafts, chosen[:-1]) if drafts else 0
+    return m, chosen[m]
+
+
 def _run(
     model, prompt, max_new_tokens, drafter, policy, stop, method, settings=None, rng=None,
     rule=speculative_step,
@@ -220,9 +227,7 @@ def _run(
         n_cached = len(cache)
         logits = forward(model.params, model.config, [last] + drafts, cache)  # [k + 1, n_vocab]
         if settings is None:
-            chosen = np.argmax(logits, axis=-1).tolist()  # the target's pick after each position
-            m = accept(drafts, chosen[:-1]) if drafts else 0
-            appended = chosen[m]
+            m, appended = _greedy_verdict(logits, drafts)
         else:  # the accept/resample rule; with no drafts, one plain draw from p_target
             p_target = sampling_distribution(logits, settings)  # [k + 1, n_vocab]
             m, appended = rule(p_target, p_draft, drafts, rng)
@@ -339,10 +344,9 @@ class GuessVerifier:
         params, config = self.model.params, self.model.config
         n_cached = len(self.cache)
         logits = forward(params, config, [text[-1]] + drafts, self.cache)  # [k + 1, n_vocab]
-        chosen = np.argmax(logits, axis=-1).tolist()
-        m = accept(drafts, chosen[:-1]) if drafts else 0
+        m, appended = _greedy_verdict(logits, drafts)  # the same round as speculative_decode's
         self.cache.truncate(n_cached + 1 + m)
-        round_ = Round(drafts, m, chosen[m])
+        round_ = Round(drafts, m, appended)
         self.result.rounds.append(round_)
         self.result.target_forwards += 1
         self.result.tokens += round_.new_tokens
