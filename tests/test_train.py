@@ -215,3 +215,74 @@ def test_the_kept_checkpoint_resumes_with_the_current_recipe():
     params, state, step, _, log = load_checkpoint(weights_dir() / "checkpoints" / "target.npz", cfg)
     assert params["wpe"].shape == (cfg.n_ctx, cfg.n_embd) and step == log["history"][-1]["step"]
     assert "copy_gap_far" in log["history"][-1]
+
+
+def test_interleaved_copies_put_other_text_between_the_repeat():
+    """With interleave_fraction=1 every copy document is: piece, other source, piece again
+    (verbatim_fraction=1: unchanged), so the repeat's start is not foretold by a separator."""
+    words = b"".join(f"value_{i} = compute(item_{i}, {i})\n".encode() for i in range(2000))
+    text = np.frombuffer(words, dtype=np.uint8)
+    cfg = TrainConfig(verbatim_fraction=1.0, interleave_fraction=1.0)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        document = copy_document(text, rng, max_len=120, cfg=cfg)
+        lines = document.rstrip(b"\n").split(b"\n")
+        first = lines[0]
+        assert document.count(first) == 2  # the piece and its verbatim repeat
+        start, again = document.index(first), document.rindex(first)
+        between = document[start + len(first) : again]
+        assert any(line.startswith(b"value_") for line in between.split(b"\n")[1:])
+
+
+def test_old_checkpoints_load_with_the_fields_they_predate(tmp_path):
+    """A checkpoint saved before verbatim_fraction and interleave_fraction existed was made
+    with their defaults (0.5 verbatim, no interleaving) and must still resume."""
+    import json
+
+    from speclab.train import load_checkpoint
+
+    run_dir = tmp_path / "run"
+    assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--steps", "2").returncode == 0
+    path = run_dir / "checkpoint.npz"
+    with np.load(path) as archive:
+        arrays = dict(archive)
+    record = json.loads(str(arrays["record"]))
+    for name in ("verbatim_fraction", "interleave_fraction"):
+        del record["log"]["config"][name]
+    arrays["record"] = np.array(json.dumps(record))
+    np.savez(path, **arrays)
+    *_, step, _, _ = load_checkpoint(path, RECIPES["smoke"])
+    assert step == 2
+
+
+def test_init_from_goes_on_with_a_changed_recipe_and_records_it(tmp_path):
+    first, second, out = tmp_path / "first", tmp_path / "second", tmp_path / "out.npz"
+    assert run_train("smoke", "--smoke", "--run-dir", first, "--stop-at", "3").returncode == 0
+    result = run_train(
+        "smoke", "--smoke", "--run-dir", second, "--init-from", first / "checkpoint.npz",
+        "--set", "interleave_fraction=0.5", "--set", "copy_fraction=0.8", "--out", out,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    meta = load(out).meta
+    assert [entry["step"] for entry in meta["history"]] == [3, 6]  # went on from step 3
+    (change,) = meta["recipe_changes"]
+    assert change["at_step"] == 3
+    assert change["changed"] == {"copy_fraction": [0.5, 0.8], "interleave_fraction": [0.0, 0.5]}
+    assert meta["recipe"]["interleave_fraction"] == 0.5
+    # the first run is untouched and still resumes with its own recipe
+    assert run_train("smoke", "--smoke", "--run-dir", first).returncode == 0
+
+
+def test_init_from_refuses_a_missing_file_a_used_run_dir_and_another_shape(tmp_path):
+    first = tmp_path / "first"
+    assert run_train("smoke", "--smoke", "--run-dir", first, "--steps", "2").returncode == 0
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "x", "--init-from",
+                       tmp_path / "nothing.npz")  # fmt: skip
+    assert result.returncode == 2 and "no such checkpoint" in result.stderr
+    result = run_train("smoke", "--smoke", "--run-dir", first, "--init-from",
+                       first / "checkpoint.npz")  # fmt: skip
+    assert result.returncode == 2 and "already has a checkpoint" in result.stderr
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "y", "--init-from",
+                       first / "checkpoint.npz", "--set", "n_embd=32")  # fmt: skip
+    assert result.returncode == 1 and "another recipe" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -55,6 +55,8 @@ class TrainConfig:
     weight_decay: float = 0.1  # AdamW decay on matrices (not biases or gains)
     grad_clip: float = 1.0  # global gradient norm limit
     copy_fraction: float = 0.5  # share of rows made of copy documents
+    verbatim_fraction: float = 0.5  # share of copies repeated verbatim (the rest: one rename)
+    interleave_fraction: float = 0.0  # share of copies with other text between the two
     val_every: int = 250  # steps between validation and checkpoint
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
@@ -143,20 +145,35 @@ def small_edit(piece: bytes, rng: np.random.Generator) -> bytes:
     return re.sub(rb"\b" + re.escape(old) + rb"\b", new, piece)
 
 
-def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int) -> bytes:
+def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
+                  cfg: "TrainConfig | None" = None) -> bytes:  # fmt: skip
+    """A snippet, a separator and the snippet again (verbatim or with one rename).
+
+    Interleaved copies put other source between the two, so the repeat's start cannot be
+    foretold from the separator: the model learns to copy once a repeat has begun, rather
+    than to repeat the last block after every blank line (a loop on free text).
+    """
+    cfg = cfg or TrainConfig()
     piece = snippet(text, rng, max_len)
-    again = piece if rng.random() < 0.5 else small_edit(piece, rng)
-    return piece + SEPARATORS[int(rng.integers(len(SEPARATORS)))] + again + b"\n\n"
+    again = piece if rng.random() < cfg.verbatim_fraction else small_edit(piece, rng)
+    between = SEPARATORS[int(rng.integers(len(SEPARATORS)))]
+    if cfg.interleave_fraction and rng.random() < cfg.interleave_fraction:
+        between = b"\n" + snippet(text, rng, max_len) + between
+    return piece + between + again + b"\n\n"
 
 
-def batch(text: np.ndarray, n_batch: int, n_seq: int, copy_fraction: float, rng):
+def batch(text: np.ndarray, n_batch: int, n_seq: int, copy_fraction: float, rng,
+          cfg: "TrainConfig | None" = None):  # fmt: skip
     """Inputs and next-byte targets, both [n_batch, n_seq] int64."""
     rows = np.empty((n_batch, n_seq + 1), dtype=np.int64)
     for row in range(n_batch):
         if rng.random() < copy_fraction:
             data = b""
+            max_len = max(8, min(600, n_seq // 2 - 8))
+            if cfg is not None and cfg.interleave_fraction:
+                max_len = max(8, min(400, n_seq // 3 - 8))  # three pieces must fit a row
             while len(data) < n_seq + 1:
-                data += copy_document(text, rng, max_len=max(8, min(600, n_seq // 2 - 8)))
+                data += copy_document(text, rng, max_len=max_len, cfg=cfg)
             rows[row] = np.frombuffer(data[: n_seq + 1], dtype=np.uint8)
         else:
             start = int(rng.integers(0, text.size - n_seq - 1))
@@ -328,16 +345,21 @@ def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
         tmp.unlink(missing_ok=True)  # a failed write (disk full, Ctrl-C) leaves nothing behind
 
 
-def load_checkpoint(path: Path, cfg: TrainConfig):
+def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = False):
     """Parameters, AdamW state, step, generator and log of a run made with the recipe cfg.
 
     Raises ValueError naming the problem for a damaged file or one made with another recipe
-    (only `steps` may differ), before any array is put together.
+    (only `steps` may differ, unless recipe_may_change: then only the model's shape must
+    match), before any array is put together. Fields a checkpoint predates take their
+    defaults, which are the recipe it was made with.
     """
+    shape = ("n_layer", "n_head", "n_embd", "n_ctx")
     try:
         with np.load(path, allow_pickle=False) as archive:
             record = json.loads(str(archive["record"]))
-            saved = {**record["log"]["config"], "steps": cfg.steps}
+            saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
+            if recipe_may_change:
+                saved |= {k: v for k, v in asdict(cfg).items() if k not in shape}
             if saved != asdict(cfg):
                 changed = sorted(k for k in saved if saved[k] != asdict(cfg).get(k))
                 raise RecipeMismatch(
@@ -378,11 +400,13 @@ class RecipeMismatch(Exception):
 
 
 def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes: float = 0,
-          progress: bool = True, stop_at: int = 0) -> dict:  # fmt: skip
+          progress: bool = True, stop_at: int = 0, init_from: Path | None = None) -> dict:  # fmt: skip
     """Train (or resume) in run_dir; write the weights to out. Returns the training record.
 
     stop_at: stop after this step (with a checkpoint) although the schedule spans cfg.steps,
     so that two recipes can be compared at equal steps and either run resumed later.
+    init_from: a new run_dir starts from another run's checkpoint (weights, AdamW state,
+    step, generator and history) and goes on with this recipe; the log records what changed.
     """
     from tqdm.auto import tqdm
 
@@ -397,6 +421,12 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     }
     if checkpoint.exists():
         params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
+        log["config"] = asdict(cfg)
+    elif init_from is not None:
+        params, state, step, rng, log = load_checkpoint(init_from, cfg, recipe_may_change=True)
+        before = asdict(TrainConfig()) | log["config"]
+        changed = {k: [before[k], v] for k, v in asdict(cfg).items() if before[k] != v}
+        log.setdefault("recipe_changes", []).append({"at_step": step, "changed": changed})
         log["config"] = asdict(cfg)
     else:
         rng = np.random.default_rng(cfg.seed)
@@ -413,7 +443,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     while step < last_step:
         n_seq = row_length(step, cfg)
         n_batch = max(1, cfg.batch_tokens // n_seq)
-        inputs, targets = batch(corpus["train"], n_batch, n_seq, cfg.copy_fraction, rng)
+        inputs, targets = batch(corpus["train"], n_batch, n_seq, cfg.copy_fraction, rng, cfg)
         positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
         loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions)
         lr = learning_rate(step, cfg)
@@ -464,6 +494,7 @@ def export(params, config, cfg, corpus_record, log, out: Path):
         "copy_gap_far": last.get("copy_gap_far"),
         "copy": last.get("copy"),
         "history": [{k: v for k, v in e.items() if k != "copy"} for e in log["history"]],
+        "recipe_changes": log.get("recipe_changes", []),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "command": "speclab train " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else "",
@@ -494,6 +525,10 @@ def add_arguments(parser):
         help="change one field of the recipe, e.g. --set short_steps=0 (repeatable)",
     )  # fmt: skip
     parser.add_argument(
+        "--init-from", type=Path, default=None, metavar="CHECKPOINT",
+        help="start a new --run-dir from another run's checkpoint and go on with this recipe",
+    )  # fmt: skip
+    parser.add_argument(
         "--smoke", action="store_true", help="the tiny recipe, a few steps (for tests)"
     )
 
@@ -522,8 +557,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     for name in positive:
         if getattr(cfg, name) <= 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
-    if not 0 <= cfg.copy_fraction <= 1:
-        raise ValueError(f"--set copy_fraction={cfg.copy_fraction}: must be between 0 and 1")
+    for name in ("copy_fraction", "verbatim_fraction", "interleave_fraction"):
+        if not 0 <= getattr(cfg, name) <= 1:
+            raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
     return cfg
 
 
@@ -551,8 +587,16 @@ def run(args) -> int:
         print(f"speclab train: {error}", file=sys.stderr)
         return 2
     run_dir = args.run_dir or Path("runs") / name
+    if args.init_from is not None and not args.init_from.is_file():
+        print(f"speclab train: --init-from {args.init_from}: no such checkpoint", file=sys.stderr)
+        return 2
+    if args.init_from is not None and (run_dir / "checkpoint.npz").exists():
+        print(f"speclab train: {run_dir} already has a checkpoint, which resumes; "
+              "--init-from starts a new --run-dir", file=sys.stderr)  # fmt: skip
+        return 2
     try:
-        log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at)
+        log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
+                    init_from=args.init_from)  # fmt: skip
     except (ValueError, OSError) as error:
         print(f"speclab train: {error}", file=sys.stderr)
         return 1
