@@ -1,14 +1,16 @@
 """Print what the shipped models are: size, training, validation bits per byte, copying (the
 copy gap and the copy test), and a greedy continuation of a Python prompt.
-Run: .venv/bin/python benchmarks/model_report.py
+Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the shipped two)
 """
+
+import sys
 
 import numpy as np
 
 from speclab.decoding import greedy_decode
 from speclab.tokenizer import decode, encode
 from speclab.train import copy_gap, copy_probes, copy_score, held_out_functions, load_corpus
-from speclab.weights import load_draft, load_target
+from speclab.weights import load, load_draft, load_target
 
 PROMPT = "def is_even(number):\n    "
 
@@ -16,7 +18,8 @@ PROMPT = "def is_even(number):\n    "
 def main():
     val = load_corpus()["val"]
     functions = held_out_functions(val)
-    for model in (load_target(), load_draft()):
+    models = [load(path) for path in sys.argv[1:]] or [load_target(), load_draft()]
+    for model in models:
         meta, config = model.meta, model.config
         n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))
         print(f"== {model.name}: {config}, {n_params:,} parameters")

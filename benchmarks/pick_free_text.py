@@ -6,7 +6,7 @@ output token as copied from the prompt, a loop of the model's own text, or new (
 `speclab bench` reports), and prints the candidates from least to most looping. The free-text
 scenario (data/prompts/04_free_text.toml) takes the least looping ones.
 
-Run: .venv/bin/python benchmarks/pick_free_text.py [--out build/bench/free_text_candidates.csv]
+Run: .venv/bin/python benchmarks/pick_free_text.py [--weights W.npz] [--out build/bench/free_text_candidates.csv]
 """
 
 import argparse
@@ -17,7 +17,7 @@ from speclab.decoding import greedy_decode
 from speclab.paths import prompts_dir
 from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
 from speclab.tokenizer import decode, encode
-from speclab.weights import load_target
+from speclab.weights import load, load_target
 
 
 def rank(model, scenario) -> list[dict]:
@@ -36,8 +36,9 @@ def main() -> int:
         "--candidates", type=Path, default=prompts_dir() / "candidates" / "free_text.toml"
     )
     parser.add_argument("--out", type=Path, default=Path("build/bench/free_text_candidates.csv"))
+    parser.add_argument("--weights", type=Path, default=None, help="default: the shipped target")
     args = parser.parse_args()
-    model = load_target()
+    model = load(args.weights) if args.weights else load_target()
     rows = rank(model, load_scenario(args.candidates))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="", encoding="utf-8") as file:
