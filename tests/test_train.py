@@ -286,3 +286,16 @@ def test_init_from_refuses_a_missing_file_a_used_run_dir_and_another_shape(tmp_p
                        first / "checkpoint.npz", "--set", "n_embd=32")  # fmt: skip
     assert result.returncode == 1 and "another recipe" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_scrambled_names_are_random_but_the_same_everywhere():
+    from speclab.train import scramble_names
+
+    piece = b"def moving_average(values, window):\n    return sum(values[:window]) / window\n"
+    out = scramble_names(piece, np.random.default_rng(5))
+    assert len(out) == len(piece) and out.startswith(b"def ") and b"return " in out
+    assert b"moving_average" not in out and b"values" not in out and b"window" not in out
+    # one name, one replacement: the text repeats where the original repeated
+    old_words, new_words = piece.split(), out.split()
+    pairs = {(a, b) for a, b in zip(old_words, new_words, strict=True)}
+    assert len({a for a, _ in pairs}) == len(pairs)

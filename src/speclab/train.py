@@ -20,6 +20,7 @@ Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is
 
 import hashlib
 import json
+import keyword
 import platform
 import re
 import sys
@@ -57,6 +58,7 @@ class TrainConfig:
     copy_fraction: float = 0.5  # share of rows made of copy documents
     verbatim_fraction: float = 0.5  # share of copies repeated verbatim (the rest: one rename)
     interleave_fraction: float = 0.0  # share of copies with other text between the two
+    scramble_fraction: float = 0.0  # share of copies whose names are random letters
     val_every: int = 250  # steps between validation and checkpoint
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
@@ -145,16 +147,32 @@ def small_edit(piece: bytes, rng: np.random.Generator) -> bytes:
     return re.sub(rb"\b" + re.escape(old) + rb"\b", new, piece)
 
 
+KEEP = {name.encode() for name in keyword.kwlist} | {b"self", b"cls", b"len", b"str", b"int"}
+
+
+def scramble_names(piece: bytes, rng: np.random.Generator) -> bytes:
+    """Every name (but keywords and a few builtins) replaced by random letters, the same
+    length and the same everywhere: a text whose names can only be known by copying."""
+    names = sorted(set(IDENTIFIER.findall(piece)) - KEEP)
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    new = {name: letters[rng.integers(0, 26, len(name))].tobytes() for name in names}
+    return IDENTIFIER.sub(lambda match: new.get(match.group(), match.group()), piece)
+
+
 def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
                   cfg: "TrainConfig | None" = None) -> bytes:  # fmt: skip
     """A snippet, a separator and the snippet again (verbatim or with one rename).
 
-    Interleaved copies put other source between the two, so the repeat's start cannot be
+    Scrambled copies have random names, which only copying can predict: they teach the
+    model to trust the copy over what source usually looks like. Interleaved copies put
+    other source between the two, so the repeat's start cannot be
     foretold from the separator: the model learns to copy once a repeat has begun, rather
     than to repeat the last block after every blank line (a loop on free text).
     """
     cfg = cfg or TrainConfig()
     piece = snippet(text, rng, max_len)
+    if cfg.scramble_fraction and rng.random() < cfg.scramble_fraction:
+        piece = scramble_names(piece, rng)
     again = piece if rng.random() < cfg.verbatim_fraction else small_edit(piece, rng)
     between = SEPARATORS[int(rng.integers(len(SEPARATORS)))]
     if cfg.interleave_fraction and rng.random() < cfg.interleave_fraction:
@@ -557,7 +575,7 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     for name in positive:
         if getattr(cfg, name) <= 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
-    for name in ("copy_fraction", "verbatim_fraction", "interleave_fraction"):
+    for name in ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction"):
         if not 0 <= getattr(cfg, name) <= 1:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
     return cfg
