@@ -299,3 +299,24 @@ def test_scrambled_names_are_random_but_the_same_everywhere():
     old_words, new_words = piece.split(), out.split()
     pairs = {(a, b) for a, b in zip(old_words, new_words, strict=True)}
     assert len({a for a, _ in pairs}) == len(pairs)
+
+
+def test_blocks_are_whole_dedented_lines_with_consistent_indentation():
+    from speclab.train import block
+
+    source = b"".join(
+        f"class C{i}:\n    def m(self, x):\n        y = x * {i}\n        return y\n\n".encode()
+        for i in range(300)
+    )
+    text = np.frombuffer(source, dtype=np.uint8)
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        piece = block(text, rng, max_len=120)
+        lines = piece.rstrip(b"\n").split(b"\n")
+        assert lines[0] and not lines[0].startswith(b" ")  # starts in column 0
+        assert all(line.startswith(b" ") or not line or line.startswith(b"class")
+                   or line.startswith(b"def") or line[:1].isalpha() for line in lines)  # fmt: skip
+        # every line is a line of the source, dedented by the first line's indentation
+        indent = len(source.split(lines[0])[0].rsplit(b"\n", 1)[-1])
+        assert all(b" " * indent + line in source for line in lines if line)
+        assert len(piece) <= 120

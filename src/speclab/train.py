@@ -59,6 +59,7 @@ class TrainConfig:
     verbatim_fraction: float = 0.5  # share of copies repeated verbatim (the rest: one rename)
     interleave_fraction: float = 0.0  # share of copies with other text between the two
     scramble_fraction: float = 0.0  # share of copies whose names are random letters
+    block_fraction: float = 0.0  # share of copied pieces that are whole blocks, dedented
     val_every: int = 250  # steps between validation and checkpoint
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
@@ -137,6 +138,29 @@ def snippet(text: np.ndarray, rng: np.random.Generator, max_len: int) -> bytes:
     return piece or chunk[:length]
 
 
+def block(text: np.ndarray, rng: np.random.Generator, max_len: int) -> bytes:
+    """A block of source as it stands in a file: from a random line, the lines indented at
+    least as deep (and blank lines), up to max_len bytes, dedented so that it starts in column
+    0. Its indentation is consistent, as at the top of a file, unlike a cut-out snippet's."""
+    start = int(rng.integers(0, text.size - 4 * max_len - 1))
+    chunk = text[start : start + 4 * max_len].tobytes()
+    lines = chunk[chunk.find(b"\n") + 1 :].split(b"\n")[:-1]
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return snippet(text, rng, max_len)
+    indent = len(lines[first]) - len(lines[first].lstrip(b" "))
+    kept, size = [], 0
+    for line in lines[first:]:
+        deep = len(line) - len(line.lstrip(b" "))
+        if line.strip() and deep < indent or size + len(line) + 1 > max_len:
+            break
+        kept.append(line[indent:] if line.strip() else b"")
+        size += len(kept[-1]) + 1
+    while kept and not kept[-1]:
+        kept.pop()
+    return b"\n".join(kept) + b"\n" if kept else snippet(text, rng, max_len)
+
+
 def small_edit(piece: bytes, rng: np.random.Generator) -> bytes:
     """Rename one identifier everywhere in the snippet (a typical edit of code)."""
     names = sorted(set(IDENTIFIER.findall(piece)))
@@ -170,13 +194,14 @@ def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
     than to repeat the last block after every blank line (a loop on free text).
     """
     cfg = cfg or TrainConfig()
-    piece = snippet(text, rng, max_len)
+    use_block = cfg.block_fraction and rng.random() < cfg.block_fraction
+    piece = (block if use_block else snippet)(text, rng, max_len)
     if cfg.scramble_fraction and rng.random() < cfg.scramble_fraction:
         piece = scramble_names(piece, rng)
     again = piece if rng.random() < cfg.verbatim_fraction else small_edit(piece, rng)
     between = SEPARATORS[int(rng.integers(len(SEPARATORS)))]
     if cfg.interleave_fraction and rng.random() < cfg.interleave_fraction:
-        between = b"\n" + snippet(text, rng, max_len) + between
+        between = b"\n" + (block if use_block else snippet)(text, rng, max_len) + between
     return piece + between + again + b"\n\n"
 
 
@@ -575,7 +600,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     for name in positive:
         if getattr(cfg, name) <= 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
-    for name in ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction"):
+    fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
+                 "block_fraction")  # fmt: skip
+    for name in fractions:
         if not 0 <= getattr(cfg, name) <= 1:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
     return cfg
