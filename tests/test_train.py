@@ -320,3 +320,28 @@ def test_blocks_are_whole_dedented_lines_with_consistent_indentation():
         indent = len(source.split(lines[0])[0].rsplit(b"\n", 1)[-1])
         assert all(b" " * indent + line in source for line in lines if line)
         assert len(piece) <= 120
+
+
+def test_init_from_a_weights_file_starts_at_step_0_from_those_weights(tmp_path):
+    first, out, second = tmp_path / "first", tmp_path / "w.npz", tmp_path / "second"
+    assert run_train("smoke", "--smoke", "--run-dir", first, "--out", out).returncode == 0
+    result = run_train("smoke", "--smoke", "--run-dir", second, "--init-from", out,
+                       "--stop-at", "1", "--set", "val_every=1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (entry,) = load_checkpoint_log(second / "checkpoint.npz")["history"]
+    assert entry["step"] == 1
+    # one small step from the given weights: validation near theirs, far from a fresh model's
+    fresh = tmp_path / "fresh"
+    assert run_train("smoke", "--smoke", "--run-dir", fresh, "--stop-at", "1",
+                     "--set", "val_every=1").returncode == 0  # fmt: skip
+    given = load(out).meta["val_bits_per_byte"]
+    after = entry["val_bits_per_byte"]
+    fresh_bits = load_checkpoint_log(fresh / "checkpoint.npz")["history"][0]["val_bits_per_byte"]
+    assert abs(after - given) < abs(fresh_bits - given)
+
+
+def load_checkpoint_log(path):
+    import json
+
+    with np.load(path) as archive:
+        return json.loads(str(archive["record"]))["log"]

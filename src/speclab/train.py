@@ -438,6 +438,32 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     return params, state, step, rng, log
 
 
+def _is_weights_file(path: Path) -> bool:
+    from speclab.weights import META_KEY
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return f"{META_KEY}.npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def _start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
+    """Step 0 of this recipe from a model's weights (no optimiser state: AdamW starts empty)."""
+    from speclab.weights import load
+
+    model = load(path, dtype=np.float32)
+    if model.config != config:
+        raise ValueError(f"{path} holds a model of another shape ({model.config}); "
+                         f"this recipe trains {config}")  # fmt: skip
+    params = model.params
+    state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
+    start = {"weights": str(path), "trained_steps": model.meta.get("trained_steps"),
+             "val_bits_per_byte": model.meta.get("val_bits_per_byte")}  # fmt: skip
+    log = {"config": asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
+    return params, state, 0, np.random.default_rng(cfg.seed), log
+
+
 class RecipeMismatch(Exception):
     """A checkpoint made with another recipe (kept apart from damage in load_checkpoint)."""
 
@@ -450,6 +476,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     so that two recipes can be compared at equal steps and either run resumed later.
     init_from: a new run_dir starts from another run's checkpoint (weights, AdamW state,
     step, generator and history) and goes on with this recipe; the log records what changed.
+    Given a weights file instead (no optimiser state), the run starts at step 0 from them.
     """
     from tqdm.auto import tqdm
 
@@ -465,6 +492,8 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     if checkpoint.exists():
         params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
         log["config"] = asdict(cfg)
+    elif init_from is not None and _is_weights_file(init_from):
+        params, state, step, rng, log = _start_from_weights(init_from, cfg, config)
     elif init_from is not None:
         params, state, step, rng, log = load_checkpoint(init_from, cfg, recipe_may_change=True)
         before = asdict(TrainConfig()) | log["config"]
@@ -538,6 +567,7 @@ def export(params, config, cfg, corpus_record, log, out: Path):
         "copy": last.get("copy"),
         "history": [{k: v for k, v in e.items() if k != "copy"} for e in log["history"]],
         "recipe_changes": log.get("recipe_changes", []),
+        "started_from": log.get("started_from"),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "command": "speclab train " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else "",
@@ -569,7 +599,7 @@ def add_arguments(parser):
     )  # fmt: skip
     parser.add_argument(
         "--init-from", type=Path, default=None, metavar="CHECKPOINT",
-        help="start a new --run-dir from another run's checkpoint and go on with this recipe",
+        help="start a new --run-dir from another run's checkpoint (or from a weights file, at step 0)",
     )  # fmt: skip
     parser.add_argument(
         "--smoke", action="store_true", help="the tiny recipe, a few steps (for tests)"
