@@ -345,3 +345,21 @@ def load_checkpoint_log(path):
 
     with np.load(path) as archive:
         return json.loads(str(archive["record"]))["log"]
+
+
+def test_max_minutes_counts_this_sitting_not_the_run_so_far(tmp_path):
+    """A resumed run whose record holds many hours must still train when given --max-minutes."""
+    import json
+
+    run_dir = tmp_path / "run"
+    assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--stop-at", "2").returncode == 0
+    path = run_dir / "checkpoint.npz"
+    with np.load(path) as archive:
+        arrays = dict(archive)
+    record = json.loads(str(arrays["record"]))
+    record["log"]["seconds"] = 100 * 3600.0
+    arrays["record"] = np.array(json.dumps(record))
+    np.savez(path, **arrays)
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--max-minutes", "5")
+    assert result.returncode == 0, result.stderr
+    assert load_checkpoint_log(path)["history"][-1]["step"] == RECIPES["smoke"].steps

@@ -525,7 +525,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         bar.update(1)
         bar.set_postfix(loss=f"{loss_ema:.3f}", lr=f"{lr:.1e}")
         elapsed = seconds_before + time.perf_counter() - started
-        out_of_time = max_minutes and elapsed > max_minutes * 60
+        out_of_time = max_minutes and time.perf_counter() - started > max_minutes * 60
         if step % cfg.val_every == 0 or step == last_step or out_of_time:
             entry = {
                 "step": step,
@@ -587,7 +587,10 @@ def add_arguments(parser):
                         help="weights file to write at every checkpoint (default: none)")  # fmt: skip
     parser.add_argument("--steps", type=int, default=None, help="override the recipe's steps")
     parser.add_argument(
-        "--max-minutes", type=float, default=0, help="stop (with a checkpoint) after this long"
+        "--max-minutes",
+        type=float,
+        default=0,
+        help="stop (with a checkpoint) after this many minutes of this sitting",
     )
     parser.add_argument(
         "--stop-at", type=int, default=0, metavar="STEP",
