@@ -45,6 +45,7 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
+    ctrl_c_seen, restore = _note_ctrl_c()
     try:
         _escape_what_the_console_cannot_show()
         parser = build_parser()  # imports every subcommand's module: numpy, pandas...
@@ -61,6 +62,35 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return 141  # as a command that the closed pipe's SIGPIPE ended
+    except Exception:
+        # Ctrl-C inside a C extension's import comes out as another error: numpy turns it
+        # into "Importing the numpy C-extensions failed" and pandas into ImportError.
+        if ctrl_c_seen():
+            print("interrupted", file=sys.stderr)
+            return 130
+        raise
+    finally:
+        restore()
+
+
+def _note_ctrl_c():
+    """(seen, restore): Ctrl-C still raises KeyboardInterrupt, and seen() says it came."""
+    import signal  # built into the interpreter: no slower than os and sys
+
+    seen = []
+
+    def handler(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        return (lambda: False), (lambda: None)  # someone else's handler (a notebook): keep it
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        return (lambda: False), (lambda: None)
+    return (lambda: bool(seen)), (lambda: signal.signal(signal.SIGINT, previous))
 
 
 def _escape_what_the_console_cannot_show() -> None:
