@@ -237,20 +237,18 @@ def test_interleaved_copies_put_other_text_between_the_repeat():
 def test_old_checkpoints_load_with_the_fields_they_predate(tmp_path):
     """A checkpoint saved before verbatim_fraction and interleave_fraction existed was made
     with their defaults (0.5 verbatim, no interleaving) and must still resume."""
-    import json
 
     from speclab.train import load_checkpoint
 
     run_dir = tmp_path / "run"
     assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--steps", "2").returncode == 0
     path = run_dir / "checkpoint.npz"
-    with np.load(path) as archive:
-        arrays = dict(archive)
-    record = json.loads(str(arrays["record"]))
-    for name in ("verbatim_fraction", "interleave_fraction"):
-        del record["log"]["config"][name]
-    arrays["record"] = np.array(json.dumps(record))
-    np.savez(path, **arrays)
+
+    def forget_the_new_fields(record):
+        for name in ("verbatim_fraction", "interleave_fraction"):
+            del record["log"]["config"][name]
+
+    edit_record(path, forget_the_new_fields)
     *_, step, _, _ = load_checkpoint(path, RECIPES["smoke"])
     assert step == 2
 
@@ -286,6 +284,11 @@ def test_init_from_refuses_a_missing_file_a_used_run_dir_and_another_shape(tmp_p
                        first / "checkpoint.npz", "--set", "n_embd=32")  # fmt: skip
     assert result.returncode == 1 and "another recipe" in result.stderr
     assert "Traceback" not in result.stderr
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(b"not a zip file")
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "z", "--init-from", damaged)
+    assert result.returncode == 1 and "give --init-from a run's checkpoint" in result.stderr
+    assert "delete it" not in result.stderr  # the advice is not to delete someone's file
 
 
 def test_scrambled_names_are_random_but_the_same_everywhere():
@@ -349,17 +352,23 @@ def load_checkpoint_log(path):
 
 def test_max_minutes_counts_this_sitting_not_the_run_so_far(tmp_path):
     """A resumed run whose record holds many hours must still train when given --max-minutes."""
-    import json
 
     run_dir = tmp_path / "run"
     assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--stop-at", "2").returncode == 0
     path = run_dir / "checkpoint.npz"
-    with np.load(path) as archive:
-        arrays = dict(archive)
-    record = json.loads(str(arrays["record"]))
-    record["log"]["seconds"] = 100 * 3600.0
-    arrays["record"] = np.array(json.dumps(record))
-    np.savez(path, **arrays)
+    edit_record(path, lambda record: record["log"].update(seconds=100 * 3600.0))
     result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--max-minutes", "5")
     assert result.returncode == 0, result.stderr
     assert load_checkpoint_log(path)["history"][-1]["step"] == RECIPES["smoke"].steps
+
+
+def edit_record(path, change):
+    """Rewrite a checkpoint with change(record) applied to its JSON record."""
+    import json
+
+    with np.load(path) as archive:
+        arrays = dict(archive)
+    record = json.loads(str(arrays["record"]))
+    change(record)
+    arrays["record"] = np.array(json.dumps(record))
+    np.savez(path, **arrays)

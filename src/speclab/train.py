@@ -185,13 +185,14 @@ def scramble_names(piece: bytes, rng: np.random.Generator) -> bytes:
 
 def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
                   cfg: "TrainConfig | None" = None) -> bytes:  # fmt: skip
-    """A snippet, a separator and the snippet again (verbatim or with one rename).
+    """A piece of source, a separator and the piece again (verbatim or with one rename).
 
-    Scrambled copies have random names, which only copying can predict: they teach the
-    model to trust the copy over what source usually looks like. Interleaved copies put
-    other source between the two, so the repeat's start cannot be
-    foretold from the separator: the model learns to copy once a repeat has begun, rather
-    than to repeat the last block after every blank line (a loop on free text).
+    The piece is a snippet cut from anywhere or, with cfg.block_fraction, a block dedented
+    to column 0 (its indentation as consistent as a file's). Scrambled copies have random
+    names, which only copying can predict. Interleaved copies put other source between the
+    two, so the repeat's start cannot be foretold from the separator: the model learns to
+    copy once a repeat has begun, rather than to repeat the last block after every blank
+    line (a loop on free text).
     """
     cfg = cfg or TrainConfig()
     use_block = cfg.block_fraction and rng.random() < cfg.block_fraction
@@ -205,15 +206,14 @@ def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
     return piece + between + again + b"\n\n"
 
 
-def batch(text: np.ndarray, n_batch: int, n_seq: int, copy_fraction: float, rng,
-          cfg: "TrainConfig | None" = None):  # fmt: skip
+def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig"):
     """Inputs and next-byte targets, both [n_batch, n_seq] int64."""
     rows = np.empty((n_batch, n_seq + 1), dtype=np.int64)
     for row in range(n_batch):
-        if rng.random() < copy_fraction:
+        if rng.random() < cfg.copy_fraction:
             data = b""
             max_len = max(8, min(600, n_seq // 2 - 8))
-            if cfg is not None and cfg.interleave_fraction:
+            if cfg.interleave_fraction:
                 max_len = max(8, min(400, n_seq // 3 - 8))  # three pieces must fit a row
             while len(data) < n_seq + 1:
                 data += copy_document(text, rng, max_len=max_len, cfg=cfg)
@@ -388,7 +388,8 @@ def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
         tmp.unlink(missing_ok=True)  # a failed write (disk full, Ctrl-C) leaves nothing behind
 
 
-def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = False):
+def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = False,
+                    advice: str = "delete it or use a new --run-dir"):  # fmt: skip
     """Parameters, AdamW state, step, generator and log of a run made with the recipe cfg.
 
     Raises ValueError naming the problem for a damaged file or one made with another recipe
@@ -407,7 +408,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                 changed = sorted(k for k in saved if saved[k] != asdict(cfg).get(k))
                 raise RecipeMismatch(
                     f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
-                    "use a new --run-dir"
+                    f"{advice}"
                 )
             part = {key: {} for key in ("param", "m", "v")}
             for name in archive.files:
@@ -431,8 +432,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError,
             json.JSONDecodeError, zipfile.BadZipFile) as error:  # fmt: skip
         raise ValueError(
-            f"{path} is damaged or not a speclab training checkpoint ({error}); "
-            "delete it or use a new --run-dir"
+            f"{path} is damaged or not a speclab training checkpoint ({error}); {advice}"
         ) from None
     state = {"m": part["m"], "v": part["v"]}
     return params, state, step, rng, log
@@ -495,7 +495,10 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     elif init_from is not None and _is_weights_file(init_from):
         params, state, step, rng, log = _start_from_weights(init_from, cfg, config)
     elif init_from is not None:
-        params, state, step, rng, log = load_checkpoint(init_from, cfg, recipe_may_change=True)
+        params, state, step, rng, log = load_checkpoint(
+            init_from, cfg, recipe_may_change=True,
+            advice="give --init-from a run's checkpoint.npz or a weights file of this shape",
+        )  # fmt: skip
         before = asdict(TrainConfig()) | log["config"]
         changed = {k: [before[k], v] for k, v in asdict(cfg).items() if before[k] != v}
         log.setdefault("recipe_changes", []).append({"at_step": step, "changed": changed})
@@ -515,7 +518,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     while step < last_step:
         n_seq = row_length(step, cfg)
         n_batch = max(1, cfg.batch_tokens // n_seq)
-        inputs, targets = batch(corpus["train"], n_batch, n_seq, cfg.copy_fraction, rng, cfg)
+        inputs, targets = batch(corpus["train"], n_batch, n_seq, rng, cfg)
         positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
         loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions)
         lr = learning_rate(step, cfg)
