@@ -3,7 +3,12 @@ forward against speclab.gpt.forward (two independent implementations of the same
 
 import numpy as np
 
-from speclab.backprop import loss_and_grads, loss_and_grads_forward_only
+from speclab.backprop import (
+    loss_and_grads,
+    loss_and_grads_forward_only,
+    token_losses,
+    unlikelihood_and_grads,
+)
 from speclab.gpt import GPTConfig, forward
 from speclab.weights import flatten, init_params
 
@@ -18,11 +23,7 @@ def perturbed_params(seed=0):
     return params, rng
 
 
-def test_gradients_match_finite_differences():
-    params, rng = perturbed_params()
-    inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
-    positions = np.arange(3, 9)
-    _, grads = loss_and_grads(params, CONFIG.n_head, inputs, targets, positions)
+def check_against_finite_differences(params, rng, inputs, targets, grads, loss_only):
     flat_params, flat_grads = flatten(params), flatten(grads)
     for name, value in flat_params.items():
         indices = [tuple(int(rng.integers(0, s)) for s in value.shape) for _ in range(4)]
@@ -31,13 +32,61 @@ def test_gradients_match_finite_differences():
         for index in indices:
             old = value[index]
             value[index] = old + 1e-6
-            plus = loss_and_grads_forward_only(params, CONFIG.n_head, inputs, targets, positions)
+            plus = loss_only()
             value[index] = old - 1e-6
-            minus = loss_and_grads_forward_only(params, CONFIG.n_head, inputs, targets, positions)
+            minus = loss_only()
             value[index] = old
             numeric = (plus - minus) / 2e-6
             # key biases have an exactly zero gradient (softmax ignores a shift), so compare absolutely too
             assert abs(numeric - flat_grads[name][index]) <= 1e-6 * max(1.0, abs(numeric)), name
+
+
+def test_gradients_match_finite_differences():
+    params, rng = perturbed_params()
+    inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
+    positions = np.arange(3, 9)
+    _, grads = loss_and_grads(params, CONFIG.n_head, inputs, targets, positions)
+    check_against_finite_differences(
+        params, rng, inputs, targets, grads,
+        lambda: loss_and_grads_forward_only(params, CONFIG.n_head, inputs, targets, positions),
+    )  # fmt: skip
+
+
+def test_unlikelihood_gradients_match_finite_differences():
+    params, rng = perturbed_params(2)
+    inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
+    positions = np.arange(6)
+    penalize = rng.random((2, 6)) < 0.5
+    targets[0, 1] = int(np.argmax(forward(params, CONFIG, inputs[0, :2])[-1]))  # a likely byte
+
+    def loss_only():  # -log(1 - p) from the plain cross-entropy: p = exp(-loss)
+        p = np.exp(-token_losses(params, CONFIG.n_head, inputs, targets, positions))
+        return -(np.log(1 - p) * penalize).sum() / penalize.sum()
+
+    loss, grads = unlikelihood_and_grads(
+        params, CONFIG.n_head, inputs, targets, positions, penalize
+    )
+    np.testing.assert_allclose(loss, loss_only(), rtol=1e-9)
+    check_against_finite_differences(params, rng, inputs, targets, grads, loss_only)
+
+
+def test_unlikelihood_lowers_the_penalized_probability():
+    params, rng = perturbed_params(3)
+    inputs = rng.integers(0, 256, (1, 6))
+    targets = np.array(
+        [[int(np.argmax(forward(params, CONFIG, inputs[0, : i + 1])[-1])) for i in range(6)]]
+    )
+    penalize = np.zeros((1, 6), dtype=bool)
+    penalize[0, 3] = True
+    before = token_losses(params, CONFIG.n_head, inputs, targets, np.arange(6))
+    _, grads = unlikelihood_and_grads(
+        params, CONFIG.n_head, inputs, targets, np.arange(6), penalize
+    )
+    flat_grads = flatten(grads)
+    for name, value in flatten(params).items():
+        value -= 0.05 * flat_grads[name]
+    after = token_losses(params, CONFIG.n_head, inputs, targets, np.arange(6))
+    assert after[0, 3] > before[0, 3] + 0.01  # the penalized byte became less likely
 
 
 def test_training_forward_equals_inference_forward():

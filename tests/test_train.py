@@ -15,6 +15,7 @@ from speclab.train import (
     copy_gap,
     copy_probes,
     learning_rate,
+    own_loops,
     row_length,
     small_edit,
     with_overrides,
@@ -372,3 +373,36 @@ def edit_record(path, change):
     change(record)
     arrays["record"] = np.array(json.dumps(record))
     np.savez(path, **arrays)
+
+
+def test_own_loops_are_greedy_continuations_with_their_loops_marked():
+    from speclab.decoding import greedy_decode
+    from speclab.scenarios import output_provenance
+    from speclab.weights import Model
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
+    params = init_params(config, np.random.default_rng(0), dtype=np.float64)
+    text = np.frombuffer(b"".join(b"line %d of some text\n" % i for i in range(200)), np.uint8)
+    inputs, targets, penalize = own_loops(params, config, text, np.random.default_rng(1), 3, 24, 30)
+    assert inputs.shape == targets.shape == penalize.shape == (3, 24 + 30 - 1)
+    np.testing.assert_array_equal(inputs[:, 1:], targets[:, :-1])
+    assert not penalize[:, : 24 - 1].any()  # the prompt's bytes are never penalised
+    for row in range(3):
+        prompt, new = list(inputs[row, :24]), list(targets[row, 23:])
+        start = bytes(prompt).decode()
+        assert start.startswith("line ")  # a line's start
+        assert new == greedy_decode(Model(config, params), prompt, 30).tokens
+        looped = [label == "loop" for label in output_provenance(prompt, new)]
+        assert list(penalize[row, 23:]) == looped
+    assert penalize.any()  # an untrained model's greedy text loops, so the test tests something
+
+
+def test_loop_rows_add_the_penalty_and_log_the_loop_share(tmp_path):
+    run_dir = tmp_path / "run"
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--set", "loop_rows=2")
+    assert result.returncode == 0, result.stderr
+    history = load_checkpoint_log(run_dir / "checkpoint.npz")["history"]
+    assert all(0 <= entry["own_loop_share_ema"] <= 1 for entry in history)
+    assert all(np.isfinite(entry["val_bits_per_byte"]) for entry in history)
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "x", "--set", "loop_rows=-1")
+    assert result.returncode == 2 and "loop_rows=-1" in result.stderr

@@ -131,7 +131,36 @@ def loss_and_grads(params, n_head, inputs, targets, positions):
 
     inputs, targets [n_batch, n_seq]; positions [n_seq], the position ids of the columns.
     """
-    n_vocab = params["wte"].shape[0]
+    log_probs, caches = _forward(params, n_head, inputs, positions)
+    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)
+    loss = -picked.mean()
+    d_logits = np.exp(log_probs)  # softmax minus one-hot, per position
+    np.put_along_axis(d_logits, targets[..., None], np.exp(picked) - 1, axis=-1)
+    return float(loss), _backward(params, d_logits / targets.size, inputs, positions, caches)
+
+
+def unlikelihood_and_grads(params, n_head, inputs, targets, positions, penalize):
+    """Unlikelihood loss -log(1 - p) on the penalized bytes, and its gradients.
+
+    penalize [n_batch, n_seq] bool: the bytes the model should not have produced (its own
+    loops). Minimising -log(1 - p) pushes their probability down (Welleck et al. 2019,
+    "Neural text generation with unlikelihood training"); other bytes add nothing.
+    """
+    log_probs, caches = _forward(params, n_head, inputs, positions)
+    probs = np.exp(log_probs)
+    p = np.take_along_axis(probs, targets[..., None], axis=-1)  # [n_batch, n_seq, 1]
+    p = np.minimum(p, 1 - 1e-5)  # as Welleck et al.: 1 - p never quite 0
+    n = max(1, int(penalize.sum()))
+    loss = -(np.log(1 - p)[..., 0] * penalize).sum() / n
+    # d/dz of -log(1 - p_t) = p_t / (1 - p_t) * (one_hot_t - softmax)
+    one_hot = np.zeros_like(probs)
+    np.put_along_axis(one_hot, targets[..., None], 1.0, axis=-1)
+    d_logits = (p / (1 - p)) * (one_hot - probs) * penalize[..., None] / n
+    return float(loss), _backward(params, d_logits.astype(probs.dtype), inputs, positions, caches)
+
+
+def _forward(params, n_head, inputs, positions):
+    """Log-probabilities of the next byte [n_batch, n_seq, n_vocab] and the layer caches."""
     x = params["wte"][inputs] + params["wpe"][positions]  # [n_batch, n_seq, n_embd]
     caches = []
     for block in params["h"]:
@@ -141,14 +170,14 @@ def loss_and_grads(params, n_head, inputs, targets, positions):
     logits = final @ params["wte"].T  # [n_batch, n_seq, n_vocab]
     logits -= logits.max(axis=-1, keepdims=True)
     log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
-    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)
-    loss = -picked.mean()
+    return log_probs, (caches, final, ln_f)
 
-    d_logits = np.exp(log_probs).reshape(-1, n_vocab)  # softmax minus one-hot, per position
-    d_logits[np.arange(targets.size), targets.ravel()] -= 1
-    d_logits = d_logits.reshape(log_probs.shape) / targets.size
+
+def _backward(params, d_logits, inputs, positions, caches):
+    """Every parameter's gradient, given the loss's gradient at the logits."""
+    caches, final, ln_f = caches
+    n_vocab, n_embd = params["wte"].shape
     d_final = d_logits @ params["wte"]  # [n_batch, n_seq, n_embd]
-    n_embd = final.shape[-1]
     d_wte = d_logits.reshape(-1, n_vocab).T @ final.reshape(-1, n_embd)  # tied head
     dx, g_ln_f = layer_norm_backward(d_final, ln_f)
     block_grads = []
@@ -160,19 +189,12 @@ def loss_and_grads(params, n_head, inputs, targets, positions):
     d_wte += one_hot.T @ dx.reshape(-1, n_embd)
     d_wpe = np.zeros_like(params["wpe"])
     d_wpe[positions] = dx.sum(axis=0)
-    grads = {"wte": d_wte, "wpe": d_wpe, "h": block_grads[::-1], "ln_f": g_ln_f}
-    return float(loss), grads
+    return {"wte": d_wte, "wpe": d_wpe, "h": block_grads[::-1], "ln_f": g_ln_f}
 
 
 def token_losses(params, n_head, inputs, targets, positions):
     """Cross-entropy in nats of every target byte: [n_batch, n_seq] (forward only)."""
-    x = params["wte"][inputs] + params["wpe"][positions]
-    for block in params["h"]:
-        x, _ = block_forward(x, block, n_head)
-    final, _ = layer_norm_forward(x, **params["ln_f"])
-    logits = final @ params["wte"].T
-    logits -= logits.max(axis=-1, keepdims=True)
-    log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    log_probs, _ = _forward(params, n_head, inputs, positions)
     return -np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
 
 

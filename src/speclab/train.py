@@ -32,7 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-from speclab.backprop import loss_and_grads, loss_and_grads_forward_only, token_losses
+from speclab.backprop import (
+    loss_and_grads,
+    loss_and_grads_forward_only,
+    token_losses,
+    unlikelihood_and_grads,
+)
 from speclab.gpt import GPTConfig
 from speclab.kv_cache import KVCache
 from speclab.weights import flatten, init_params, save, unflatten
@@ -60,6 +65,8 @@ class TrainConfig:
     interleave_fraction: float = 0.0  # share of copies with other text between the two
     scramble_fraction: float = 0.0  # share of copies whose names are random letters
     block_fraction: float = 0.0  # share of copied pieces that are whole blocks, dedented
+    loop_rows: int = 0  # rows a step of the model's own greedy text, its loops penalised
+    loop_weight: float = 1.0  # the loop penalty's weight beside the cross-entropy
     val_every: int = 250  # steps between validation and checkpoint
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
@@ -224,6 +231,36 @@ def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig"):
     return rows[:, :-1], rows[:, 1:]
 
 
+def own_loops(params, config: GPTConfig, text: np.ndarray, rng, n_rows: int,
+              n_prompt: int = 256, n_new: int = 128):  # fmt: skip
+    """The model's own greedy continuations of training text, and where they loop.
+
+    Returns inputs, targets [n_rows, n_prompt + n_new - 1] and penalize, True at each byte
+    of a continuation that repeats its own earlier output for 16 bytes or more (a "loop" in
+    speclab.scenarios.output_provenance, as `speclab bench` counts it). Copying the prompt
+    is not penalised: that is what prompt lookup feeds on.
+    """
+    from speclab.gpt import forward
+    from speclab.scenarios import output_provenance
+
+    rows = np.empty((n_rows, n_prompt + n_new), dtype=np.int64)
+    penalize = np.zeros((n_rows, n_prompt + n_new - 1), dtype=bool)
+    for row in range(n_rows):
+        start = int(rng.integers(0, text.size - 2 * n_prompt))
+        start += text[start : start + n_prompt].tobytes().find(b"\n") + 1  # a line's start
+        prompt = [int(t) for t in text[start : start + n_prompt]]
+        cache = KVCache(config, dtype=params["wte"].dtype)
+        logits = forward(params, config, prompt, cache)
+        new = []
+        for _ in range(n_new):
+            new.append(int(np.argmax(logits[-1])))
+            logits = forward(params, config, new[-1:], cache)
+        rows[row] = prompt + new
+        labels = output_provenance(prompt, new)
+        penalize[row, n_prompt - 1 :] = [label == "loop" for label in labels]  # targets are shifted
+    return rows[:, :-1], rows[:, 1:], penalize
+
+
 # --- optimiser --------------------------------------------------------------------------
 
 
@@ -241,11 +278,15 @@ def learning_rate(step: int, cfg: TrainConfig) -> float:
     return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * cosine)
 
 
-def adamw_step(flat_params, flat_grads, state, step, lr, cfg: TrainConfig):
-    """One AdamW update in place; returns the gradient norm before clipping."""
-    norm = float(
+def global_norm(flat_grads: dict) -> float:
+    return float(
         np.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in flat_grads.values()))
     )
+
+
+def adamw_step(flat_params, flat_grads, state, step, lr, cfg: TrainConfig):
+    """One AdamW update in place; returns the gradient norm before clipping."""
+    norm = global_norm(flat_grads)
     clip = min(1.0, cfg.grad_clip / (norm + 1e-6))
     beta1, beta2, eps = 0.9, 0.95, 1e-8
     for name, param in flat_params.items():
@@ -513,7 +554,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     started = time.perf_counter()
     seconds_before = log["seconds"]
     bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="train", unit="step")
-    loss_ema = None
+    loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
     while step < last_step:
         n_seq = row_length(step, cfg)
@@ -521,8 +562,21 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         inputs, targets = batch(corpus["train"], n_batch, n_seq, rng, cfg)
         positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
         loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions)
+        flat_grads = flatten(grads)
+        if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
+            n_new = min(128, cfg.n_ctx // 4)  # the bench's continuations are about this long
+            inputs, targets, penalize = own_loops(params, config, corpus["train"], rng,
+                                                  cfg.loop_rows, min(256, cfg.n_ctx // 2), n_new)  # fmt: skip
+            _, loop_grads = unlikelihood_and_grads(params, cfg.n_head, inputs, targets,
+                                                   np.arange(inputs.shape[1]), penalize)  # fmt: skip
+            loop_grads = flatten(loop_grads)  # near-certain loops give huge gradients, so the
+            scale = cfg.loop_weight * min(1.0, cfg.grad_clip / (global_norm(loop_grads) + 1e-6))
+            for name, grad in loop_grads.items():  # penalty is clipped on its own first
+                flat_grads[name] = flat_grads[name] + scale * grad
+            looped = penalize.sum() / (cfg.loop_rows * n_new)
+            loop_ema = looped if loop_ema is None else 0.9 * loop_ema + 0.1 * looped
         lr = learning_rate(step, cfg)
-        norm = adamw_step(flat_params, flatten(grads), state, step, lr, cfg)
+        norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
         step += 1
         loss_ema = loss if loss_ema is None else 0.95 * loss_ema + 0.05 * loss
         bar.update(1)
@@ -540,6 +594,8 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
                 "copy_gap_far": copy_gap(params, cfg.n_head, probes["far"])["gap"],
                 "copy": copy_score(params, config, functions),
             }
+            if loop_ema is not None:
+                entry["own_loop_share_ema"] = round(float(loop_ema), 3)
             log["history"].append(entry)
             log["seconds"] = elapsed
             save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
@@ -638,6 +694,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
     fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
                  "block_fraction")  # fmt: skip
+    if cfg.loop_rows < 0 or cfg.loop_weight < 0:
+        raise ValueError(f"--set loop_rows={cfg.loop_rows}, loop_weight={cfg.loop_weight}: "
+                         "must not be negative")  # fmt: skip
     for name in fractions:
         if not 0 <= getattr(cfg, name) <= 1:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
