@@ -383,17 +383,18 @@ def test_own_loops_are_greedy_continuations_with_their_loops_marked():
     config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
     params = init_params(config, np.random.default_rng(0), dtype=np.float64)
     text = np.frombuffer(b"".join(b"line %d of some text\n" % i for i in range(200)), np.uint8)
-    inputs, targets, penalize = own_loops(params, config, text, np.random.default_rng(1), 3, 24, 30)
-    assert inputs.shape == targets.shape == penalize.shape == (3, 24 + 30 - 1)
+    rng = np.random.default_rng(1)
+    inputs, targets, penalize, lengths = own_loops(params, config, text, rng, 4, 24, 30)
+    assert inputs.shape == targets.shape == penalize.shape == (4, 24 + 30 - 1)
     np.testing.assert_array_equal(inputs[:, 1:], targets[:, :-1])
-    assert not penalize[:, : 24 - 1].any()  # the prompt's bytes are never penalised
-    for row in range(3):
-        prompt, new = list(inputs[row, :24]), list(targets[row, 23:])
-        start = bytes(prompt).decode()
-        assert start.startswith("line ")  # a line's start
-        assert new == greedy_decode(Model(config, params), prompt, 30).tokens
+    assert all(3 <= n <= 24 for n in lengths) and len(set(lengths)) > 1
+    for row, n in enumerate(lengths):
+        prompt, new = list(inputs[row, :n]), list(targets[row, n - 1 :])
+        assert bytes(prompt).decode().startswith("line ")  # a line's start
+        assert new == greedy_decode(Model(config, params), prompt, 24 + 30 - n).tokens
+        assert not penalize[row, : n - 1].any()  # the prompt's bytes are never penalised
         looped = [label == "loop" for label in output_provenance(prompt, new)]
-        assert list(penalize[row, 23:]) == looped
+        assert list(penalize[row, n - 1 :]) == looped
     assert penalize.any()  # an untrained model's greedy text loops, so the test tests something
 
 

@@ -235,30 +235,33 @@ def own_loops(params, config: GPTConfig, text: np.ndarray, rng, n_rows: int,
               n_prompt: int = 256, n_new: int = 128):  # fmt: skip
     """The model's own greedy continuations of training text, and where they loop.
 
-    Returns inputs, targets [n_rows, n_prompt + n_new - 1] and penalize, True at each byte
-    of a continuation that repeats its own earlier output for 16 bytes or more (a "loop" in
-    speclab.scenarios.output_provenance, as `speclab bench` counts it). Copying the prompt
-    is not penalised: that is what prompt lookup feeds on.
+    Each row is a prompt of n_prompt / 8 .. n_prompt bytes of training text from a line's
+    start (short prompts loop most) and the model's greedy continuation, to n_prompt + n_new
+    bytes in all. Returns inputs, targets [n_rows, n_prompt + n_new - 1], penalize, True at
+    each byte of a continuation that repeats its own earlier output for 16 bytes or more (a
+    "loop" in speclab.scenarios.output_provenance, as `speclab bench` counts it), and the
+    prompts' lengths. Copying the prompt is not penalised: prompt lookup feeds on it.
     """
     from speclab.gpt import forward
     from speclab.scenarios import output_provenance
 
     rows = np.empty((n_rows, n_prompt + n_new), dtype=np.int64)
     penalize = np.zeros((n_rows, n_prompt + n_new - 1), dtype=bool)
-    for row in range(n_rows):
+    lengths = rng.integers(max(1, n_prompt // 8), n_prompt + 1, size=n_rows)
+    for row, length in enumerate(lengths):
         start = int(rng.integers(0, text.size - 2 * n_prompt))
         start += text[start : start + n_prompt].tobytes().find(b"\n") + 1  # a line's start
-        prompt = [int(t) for t in text[start : start + n_prompt]]
+        prompt = [int(t) for t in text[start : start + length]]
         cache = KVCache(config, dtype=params["wte"].dtype)
         logits = forward(params, config, prompt, cache)
         new = []
-        for _ in range(n_new):
+        for _ in range(n_prompt + n_new - length):
             new.append(int(np.argmax(logits[-1])))
             logits = forward(params, config, new[-1:], cache)
         rows[row] = prompt + new
         labels = output_provenance(prompt, new)
-        penalize[row, n_prompt - 1 :] = [label == "loop" for label in labels]  # targets are shifted
-    return rows[:, :-1], rows[:, 1:], penalize
+        penalize[row, length - 1 :] = [label == "loop" for label in labels]  # targets are shifted
+    return rows[:, :-1], rows[:, 1:], penalize, lengths
 
 
 # --- optimiser --------------------------------------------------------------------------
@@ -565,7 +568,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         flat_grads = flatten(grads)
         if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
             n_new = min(128, cfg.n_ctx // 4)  # the bench's continuations are about this long
-            inputs, targets, penalize = own_loops(params, config, corpus["train"], rng,
+            inputs, targets, penalize, lengths = own_loops(params, config, corpus["train"], rng,
                                                   cfg.loop_rows, min(256, cfg.n_ctx // 2), n_new)  # fmt: skip
             _, loop_grads = unlikelihood_and_grads(params, cfg.n_head, inputs, targets,
                                                    np.arange(inputs.shape[1]), penalize)  # fmt: skip
@@ -573,7 +576,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
             scale = cfg.loop_weight * min(1.0, cfg.grad_clip / (global_norm(loop_grads) + 1e-6))
             for name, grad in loop_grads.items():  # penalty is clipped on its own first
                 flat_grads[name] = flat_grads[name] + scale * grad
-            looped = penalize.sum() / (cfg.loop_rows * n_new)
+            looped = penalize.sum() / (penalize.size - lengths.sum() + cfg.loop_rows)  # new bytes
             loop_ema = looped if loop_ema is None else 0.9 * loop_ema + 0.1 * looped
         lr = learning_rate(step, cfg)
         norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
