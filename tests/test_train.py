@@ -11,6 +11,7 @@ from speclab.gpt import GPTConfig, forward
 from speclab.train import (
     RECIPES,
     TrainConfig,
+    batch,
     copy_document,
     copy_gap,
     copy_probes,
@@ -407,3 +408,15 @@ def test_loop_rows_add_the_penalty_and_log_the_loop_share(tmp_path):
     assert all(np.isfinite(entry["val_bits_per_byte"]) for entry in history)
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "x", "--set", "loop_rows=-1")
     assert result.returncode == 2 and "loop_rows=-1" in result.stderr
+
+
+def test_top_level_rows_start_at_a_line_in_column_0():
+    source = b"".join(
+        b"class C%d:\n    def f(self):\n        return %d\n\n" % (i, i) for i in range(900)
+    )
+    text = np.frombuffer(source, dtype=np.uint8)
+    cfg = TrainConfig(copy_fraction=0.0, top_level_fraction=1.0)
+    inputs, _ = batch(text, 50, 40, np.random.default_rng(0), cfg)
+    assert all(row.astype(np.uint8).tobytes().startswith(b"class C") for row in inputs)
+    inputs, _ = batch(text, 50, 40, np.random.default_rng(0), TrainConfig(copy_fraction=0.0))
+    assert sum(row.astype(np.uint8).tobytes().startswith(b"class C") for row in inputs) < 25

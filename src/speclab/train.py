@@ -65,6 +65,7 @@ class TrainConfig:
     interleave_fraction: float = 0.0  # share of copies with other text between the two
     scramble_fraction: float = 0.0  # share of copies whose names are random letters
     block_fraction: float = 0.0  # share of copied pieces that are whole blocks, dedented
+    top_level_fraction: float = 0.0  # share of plain rows that start at a top-level line
     loop_rows: int = 0  # rows a step of the model's own greedy text, its loops penalised
     loop_weight: float = 1.0  # the loop penalty's weight beside the cross-entropy
     val_every: int = 250  # steps between validation and checkpoint
@@ -213,6 +214,17 @@ def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
     return piece + between + again + b"\n\n"
 
 
+def top_level_line(chunk: bytes) -> int:
+    """Where the first line that starts in column 0 begins in chunk (0 if none does).
+
+    Rows that start there see at position 0 what a file's top looks like, as the lessons'
+    prompts do; a row cut at a random byte usually starts inside a class or a function, so
+    a model trained only on those indents a short prompt's function body one level too deep.
+    """
+    found = re.search(rb"\n[^\s]", chunk)
+    return found.start() + 1 if found else 0
+
+
 def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig"):
     """Inputs and next-byte targets, both [n_batch, n_seq] int64."""
     rows = np.empty((n_batch, n_seq + 1), dtype=np.int64)
@@ -227,6 +239,9 @@ def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig"):
             rows[row] = np.frombuffer(data[: n_seq + 1], dtype=np.uint8)
         else:
             start = int(rng.integers(0, text.size - n_seq - 1))
+            if cfg.top_level_fraction and rng.random() < cfg.top_level_fraction:
+                start += top_level_line(text[start : start + 4096].tobytes())
+                start = min(start, text.size - n_seq - 1)
             rows[row] = text[start : start + n_seq + 1]
     return rows[:, :-1], rows[:, 1:]
 
@@ -696,7 +711,7 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         if getattr(cfg, name) <= 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
     fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
-                 "block_fraction")  # fmt: skip
+                 "block_fraction", "top_level_fraction")  # fmt: skip
     if cfg.loop_rows < 0 or cfg.loop_weight < 0:
         raise ValueError(f"--set loop_rows={cfg.loop_rows}, loop_weight={cfg.loop_weight}: "
                          "must not be negative")  # fmt: skip
