@@ -9,7 +9,8 @@ Printed: the share of those bytes the target would copy right, and its first mis
 Also printed, the prior that copying competes with: after a top-level `def ...:` line of a
 held-out file (600 bytes of the file before it), the body starts in column 4, never with a
 5th space (0 of 4,209 such lines in the training files). The share of those places where the
-target's argmax is a space, and its mean probability of a space there.
+target's argmax is a space, and its mean probability of a space there; then the same
+with the def line alone as the context, as a short prompt gives it.
 Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] (default: the shipped target)
 """
 
@@ -46,11 +47,13 @@ def diagnose(model, functions: list[bytes]) -> float:
 
 
 def fifth_space(model, val: bytes, n: int = 60, before: int = 600) -> tuple[float, float]:
-    """(share of argmax = space, mean P(space)) right after `def ...:\n    ` in held-out files."""
-    ends = [m.end() for m in re.finditer(rb"\ndef [^\n]*:\n    ", val) if m.end() >= before][:n]
+    """(share of argmax = space, mean P(space)) right after `def ...:\n    ` in held-out files,
+    with `before` bytes of the file as the context (0: the def line alone, as a short prompt)."""
+    found = [m for m in re.finditer(rb"\ndef [^\n]*:\n    ", val) if m.end() >= 600][:n]
     chosen, probability = [], []
-    for end in ends:
-        logits = forward(model.params, model.config, list(val[end - before : end]))[-1]
+    for m in found:
+        start = m.end() - before if before else m.start() + 1
+        logits = forward(model.params, model.config, list(val[start : m.end()]))[-1]
         p = np.exp(logits - logits.max())
         p /= p.sum()
         chosen.append(int(np.argmax(p)) == ord(" "))
@@ -65,10 +68,10 @@ def main(paths: list[str]) -> None:
         model = load(path)
         print(f"== {path}: step {model.meta.get('trained_steps')}")
         print(f"   copied right, teacher-forced: {diagnose(model, functions):.1%} of the bytes")
-        wrong, probability = fifth_space(model, corpus["val"].tobytes())
-        print(
-            f"   a 5th space after a top-level def line: argmax {wrong:.0%}, P(space) {probability:.2f}"
-        )
+        for before, context in ((600, "600 bytes of the file"), (0, "the def line alone")):
+            wrong, probability = fifth_space(model, corpus["val"].tobytes(), before=before)
+            print(f"   a 5th space after a top-level def line, given {context}: "
+                  f"argmax {wrong:.0%}, P(space) {probability:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
