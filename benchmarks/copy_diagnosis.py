@@ -15,35 +15,38 @@ held-out file (600 bytes of the file before it), the body starts in column 4, ne
 5th space (0 of 4,209 such lines in the training files). The share of those places where the
 target's argmax is a space, and its mean probability of a space there; then the same
 with the def line alone as the context, as a short prompt gives it.
-Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] (default: the shipped target)
+Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] [--short] (default: the shipped target)
 """
 
+import argparse
+import os
 import re
-import sys
 
 import numpy as np
 
 from speclab.gpt import forward
 from speclab.paths import weights_dir
-from speclab.train import held_out_functions, load_corpus
+from speclab.train import copy_probes, held_out_functions, load_corpus
 from speclab.weights import load
 
 
-def diagnose(model, functions: list[bytes]) -> tuple[float, dict]:
-    """The share of the repeat's bytes chosen right, overall and by context_needed."""
+def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float, dict]:
+    """The share of the repeat's bytes chosen right, overall and by context_needed.
+
+    Each text is piece + separator + piece; skip(piece) bytes of the repeat are given first.
+    """
     right = total = 0
     by_need: dict[int, list[bool]] = {}
-    for function in functions:
-        first_line = function[: function.index(b"\n") + 1]
-        text = list(function + b"\n" + function)
+    for piece in pieces:
+        text = list(piece + separator + piece)
         if len(text) > model.config.n_ctx:
             continue
         chosen = forward(model.params, model.config, text[:-1]).argmax(axis=-1)  # [n - 1]
-        start = len(function) + 1 + len(first_line)  # the repeat, after its first line
+        start = len(piece) + len(separator) + skip(piece)  # the repeat, after what is given
         ok = chosen[start - 1 :] == np.array(text[start:])
         right, total = right + int(ok.sum()), total + ok.size
         for i, hit in enumerate(ok.tolist()):
-            need = min(8, context_needed(function, len(first_line) + i))
+            need = min(8, context_needed(piece, skip(piece) + i))
             by_need.setdefault(need, []).append(hit)
         mistakes = [
             (i, bytes([text[start + i]]), bytes([chosen[start - 1 + i]]))
@@ -95,24 +98,41 @@ def fifth_space(model, val: bytes, n: int = 60, before: int = 600) -> tuple[floa
     return float(np.mean(chosen)), float(np.mean(probability))
 
 
-def main(paths: list[str]) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("weights", nargs="*", default=[str(weights_dir() / "target.npz")])
+    parser.add_argument(
+        "--short", action="store_true",
+        help="40 held-out snippets of 60-120 bytes instead of the copy test's functions, all within "
+        "256 positions: compares models still in stage 1 (rows of 256 bytes)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    for path in args.weights:
+        if not os.path.isfile(path):
+            parser.error(f"no weights file at {path}")
     corpus = load_corpus()
-    functions = held_out_functions(corpus["val"])
-    for path in paths or [str(weights_dir() / "target.npz")]:
+    if args.short:
+        pieces = [text[first] for text, first, _ in copy_probes(corpus["val"], 1024, n=40)]
+        separator, skip, letters_length = b"\n\n", lambda piece: 3, 100
+    else:
+        pieces = held_out_functions(corpus["val"])
+        separator, skip, letters_length = b"\n", lambda piece: piece.index(b"\n") + 1, 150
+    for path in args.weights:
         model = load(path)
         print(f"== {path}: step {model.meta.get('trained_steps')}")
-        share, by_need = diagnose(model, functions)
+        share, by_need = diagnose(model, pieces, separator, skip)
         print(f"   copied right, teacher-forced: {share:.1%} of the bytes")
         print("   by the bytes of context that tell the next byte: " + ", ".join(
             f"{n}{'+' if n == 8 else ''}: {np.mean(hits):.0%} of {len(hits)}" for n, hits in by_need.items()
         ))  # fmt: skip
-        letters = random_letters(model, np.random.default_rng(0))
-        print(f"   copied right, teacher-forced, of 150 random letters: {letters:.1%}")
-        for before, context in ((600, "600 bytes of the file"), (0, "the def line alone")):
+        letters = random_letters(model, np.random.default_rng(0), length=letters_length)
+        print(f"   copied right, teacher-forced, of {letters_length} random letters: {letters:.1%}")
+        contexts = [(600, "600 bytes of the file")] * (not args.short) + [(0, "the def line alone")]
+        for before, context in contexts:  # 600 bytes reach past a stage-1 model's 256 positions
             wrong, probability = fifth_space(model, corpus["val"].tobytes(), before=before)
             print(f"   a 5th space after a top-level def line, given {context}: "
                   f"argmax {wrong:.0%}, P(space) {probability:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
