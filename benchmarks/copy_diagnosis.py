@@ -21,6 +21,7 @@ Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] [--short] (
 import argparse
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -135,4 +136,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
+        sys.exit(f"copy_diagnosis.py: {error}")

@@ -10,6 +10,8 @@ Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] 
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 
@@ -27,6 +29,11 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=3, help="prompts per scenario")
     parser.add_argument("--max-new-tokens", type=int, default=96)
     args = parser.parse_args()
+    if args.prompts < 1 or args.max_new_tokens < 1:
+        parser.error("--prompts and --max-new-tokens must be at least 1")
+    for path in args.weights:
+        if not os.path.isfile(path):
+            parser.error(f"no weights file at {path}")
     for path in args.weights:
         model = load(path)
         steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
@@ -47,4 +54,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
+        sys.exit(f"lookup_acceptance.py: {error}")

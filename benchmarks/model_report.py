@@ -3,6 +3,7 @@ copy gap and the copy test), and a greedy continuation of a Python prompt.
 Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the shipped two)
 """
 
+import os
 import sys
 
 import numpy as np
@@ -18,6 +19,9 @@ PROMPT = "def is_even(number):\n    "
 def main():
     val = load_corpus()["val"]
     functions = held_out_functions(val)
+    for path in sys.argv[1:]:
+        if not os.path.isfile(path):
+            sys.exit(f"model_report.py: no weights file at {path}")
     models = [load(path) for path in sys.argv[1:]] or [load_target(), load_draft()]
     for model in models:
         meta, config = model.meta, model.config
@@ -56,4 +60,7 @@ def _leaves(tree):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
+        sys.exit(f"model_report.py: {error}")

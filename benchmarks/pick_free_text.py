@@ -38,6 +38,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("build/bench/free_text_candidates.csv"))
     parser.add_argument("--weights", type=Path, default=None, help="default: the shipped target")
     args = parser.parse_args()
+    if args.weights is not None and not args.weights.is_file():
+        parser.error(f"no weights file at {args.weights}")
     model = load(args.weights) if args.weights else load_target()
     rows = rank(model, load_scenario(args.candidates))
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -59,4 +61,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
+        raise SystemExit(f"pick_free_text.py: {error}") from None
