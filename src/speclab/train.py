@@ -11,6 +11,10 @@ alone does not teach a model this small to copy from its context, and copying is
 prompt-lookup speculation feeds on, so a share of the training rows are "copy documents":
 a snippet, a separator, then the snippet again, verbatim or with one identifier renamed.
 
+Two optional parts of a recipe act on what the lessons' prompts look like: rows that start at
+a top-level line (short prompts are file tops), and an unlikelihood penalty on the model's
+own greedy loops (`loop_rows`).
+
 Optimiser: AdamW (Loshchilov & Hutter 2019) with linear warm-up, cosine decay, and
 gradient clipping by global norm. Randomness comes from one seeded np.random.Generator
 whose state is saved in every checkpoint, so an interrupted run resumes where it was.
