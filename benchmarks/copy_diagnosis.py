@@ -19,12 +19,11 @@ Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] [--short] (
 """
 
 import argparse
-import os
 import re
-import sys
 
 import numpy as np
 
+from speclab.cli import run_script
 from speclab.gpt import forward
 from speclab.paths import weights_dir
 from speclab.train import copy_probes, held_out_functions, load_corpus
@@ -108,9 +107,6 @@ def main() -> None:
         "256 positions: compares models still in stage 1 (rows of 256 bytes)",
     )  # fmt: skip
     args = parser.parse_args()
-    for path in args.weights:
-        if not os.path.isfile(path):
-            parser.error(f"no weights file at {path}")
     corpus = load_corpus()
     if args.short:
         pieces = [text[first] for text, first, _ in copy_probes(corpus["val"], 1024, n=40)]
@@ -136,7 +132,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
-        sys.exit(f"copy_diagnosis.py: {error}")
+    run_script(main, "copy_diagnosis.py")

@@ -10,11 +10,10 @@ Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] 
 """
 
 import argparse
-import os
-import sys
 
 import numpy as np
 
+from speclab.cli import run_script
 from speclab.decoding import speculative_decode
 from speclab.drafters import PromptLookupDrafter
 from speclab.paths import weights_dir
@@ -31,9 +30,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.prompts < 1 or args.max_new_tokens < 1:
         parser.error("--prompts and --max-new-tokens must be at least 1")
-    for path in args.weights:
-        if not os.path.isfile(path):
-            parser.error(f"no weights file at {path}")
     for path in args.weights:
         model = load(path)
         steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
@@ -54,7 +50,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
-        sys.exit(f"lookup_acceptance.py: {error}")
+    run_script(main, "lookup_acceptance.py")

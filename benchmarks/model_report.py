@@ -3,11 +3,11 @@ copy gap and the copy test), and a greedy continuation of a Python prompt.
 Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the shipped two)
 """
 
-import os
 import sys
 
 import numpy as np
 
+from speclab.cli import run_script
 from speclab.decoding import greedy_decode
 from speclab.tokenizer import decode, encode
 from speclab.train import copy_gap, copy_probes, copy_score, held_out_functions, load_corpus
@@ -19,9 +19,6 @@ PROMPT = "def is_even(number):\n    "
 def main():
     val = load_corpus()["val"]
     functions = held_out_functions(val)
-    for path in sys.argv[1:]:
-        if not os.path.isfile(path):
-            sys.exit(f"model_report.py: no weights file at {path}")
     models = [load(path) for path in sys.argv[1:]] or [load_target(), load_draft()]
     for model in models:
         meta, config = model.meta, model.config
@@ -60,7 +57,4 @@ def _leaves(tree):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
-        sys.exit(f"model_report.py: {error}")
+    run_script(main, "model_report.py")

@@ -13,6 +13,7 @@ import argparse
 import csv
 from pathlib import Path
 
+from speclab.cli import run_script
 from speclab.decoding import greedy_decode
 from speclab.paths import prompts_dir
 from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
@@ -38,8 +39,6 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("build/bench/free_text_candidates.csv"))
     parser.add_argument("--weights", type=Path, default=None, help="default: the shipped target")
     args = parser.parse_args()
-    if args.weights is not None and not args.weights.is_file():
-        parser.error(f"no weights file at {args.weights}")
     model = load(args.weights) if args.weights else load_target()
     rows = rank(model, load_scenario(args.candidates))
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +60,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except (OSError, ValueError) as error:  # a missing or damaged weights file, said in one line
-        raise SystemExit(f"pick_free_text.py: {error}") from None
+    run_script(main, "pick_free_text.py")

@@ -690,3 +690,35 @@ def test_ctrl_c_that_an_import_turns_into_another_error_is_one_line(monkeypatch,
     monkeypatch.setattr(cli, "build_parser", broken_import)
     with pytest.raises(ImportError, match="real missing"):
         cli.main(["check-guesses", "x.csv"])
+
+
+@pytest.mark.parametrize(
+    "raised, status, message",
+    [
+        (FileNotFoundError("no weights file at w.npz"), 1, "x.py: no weights file at w.npz\n"),
+        (ValueError("w.npz is not a readable .npz weights file"), 1, "x.py: w.npz is not"),
+        (KeyboardInterrupt(), 130, "interrupted\n"),
+    ],
+)
+def test_scripts_end_bad_files_and_ctrl_c_in_one_line(capsys, raised, status, message):
+    """benchmarks/ scripts run their main() through speclab.cli.run_script."""
+    from speclab.cli import run_script
+
+    def main():
+        raise raised
+
+    with pytest.raises(SystemExit) as ended:
+        run_script(main, "x.py")
+    assert ended.value.code == status
+    assert capsys.readouterr().err.startswith(message)
+
+
+def test_a_benchmark_script_given_a_damaged_weights_file_says_so(tmp_path):
+    damaged = write(tmp_path, "w.npz", "not a weights file")
+    script = Path(__file__).parent.parent / "benchmarks" / "lookup_acceptance.py"
+    result = subprocess.run(
+        [sys.executable, str(script), str(damaged)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("lookup_acceptance.py: w.npz is not a readable")
+    assert "Traceback" not in result.stderr

@@ -73,6 +73,28 @@ def main(argv: list[str] | None = None) -> int:
         restore()
 
 
+def run_script(main, name: str) -> None:
+    """Run a script's main() (the ones in benchmarks/) with the command's manners, then exit.
+
+    As `main` above: unencodable characters escaped, a closed pipe quiet, Ctrl-C one line;
+    and an OSError or ValueError (a missing or damaged weights file) one line naming it.
+    """
+    _escape_what_the_console_cannot_show()
+    try:
+        status = main()
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        status = 130
+    except BrokenPipeError:
+        _silence_stdout()
+        status = 141
+    except (OSError, ValueError) as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        status = 1
+    sys.exit(status or 0)
+
+
 def _note_ctrl_c():
     """(seen, restore): Ctrl-C still raises KeyboardInterrupt, and seen() says it came."""
     import signal  # built into the interpreter: no slower than os and sys
