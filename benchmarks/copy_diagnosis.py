@@ -86,7 +86,8 @@ def random_letters(model, rng, n: int = 6, length: int = 150) -> float:
 def fifth_space(model, val: bytes, n: int = 60, before: int = 600) -> tuple[float, float]:
     """(share of argmax = space, mean P(space)) right after `def ...:\n    ` in held-out files,
     with `before` bytes of the file as the context (0: the def line alone, as a short prompt)."""
-    found = [m for m in re.finditer(rb"\ndef [^\n]*:\n    ", val) if m.end() >= 600][:n]
+    far_enough = max(before, 600)  # the same 60 places whatever the context
+    found = [m for m in re.finditer(rb"\ndef [^\n]*:\n    ", val) if m.end() >= far_enough][:n]
     chosen, probability = [], []
     for m in found:
         start = m.end() - before if before else m.start() + 1

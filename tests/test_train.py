@@ -16,6 +16,7 @@ from speclab.train import (
     copy_gap,
     copy_probes,
     learning_rate,
+    loop_penalty,
     own_loops,
     row_length,
     small_edit,
@@ -377,9 +378,7 @@ def edit_record(path, change):
 
 
 def test_own_loops_are_greedy_continuations_with_their_loops_marked():
-    from speclab.decoding import greedy_decode
     from speclab.scenarios import output_provenance
-    from speclab.weights import Model
 
     config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
     params = init_params(config, np.random.default_rng(0), dtype=np.float64)
@@ -392,11 +391,28 @@ def test_own_loops_are_greedy_continuations_with_their_loops_marked():
     for row, n in enumerate(lengths):
         prompt, new = list(inputs[row, :n]), list(targets[row, n - 1 :])
         assert bytes(prompt).decode().startswith("line ")  # a line's start
-        assert new == greedy_decode(Model(config, params), prompt, 24 + 30 - n).tokens
+        sequence = list(prompt)  # greedy by recomputing everything at each step: no cache
+        for _ in range(24 + 30 - n):
+            sequence.append(int(np.argmax(forward(params, config, sequence)[-1])))
+        assert new == sequence[n:]
         assert not penalize[row, : n - 1].any()  # the prompt's bytes are never penalised
         looped = [label == "loop" for label in output_provenance(prompt, new)]
         assert list(penalize[row, n - 1 :]) == looped
     assert penalize.any()  # an untrained model's greedy text loops, so the test tests something
+
+
+def test_the_loop_penalty_is_clipped_on_its_own_and_counts_new_bytes_only():
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
+    params = init_params(config, np.random.default_rng(0), dtype=np.float64)
+    text = np.frombuffer(b"".join(b"line %d of some text\n" % i for i in range(200)), np.uint8)
+    cfg = TrainConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64, loop_rows=3, loop_weight=0.5,
+                      grad_clip=1e-3)  # fmt: skip
+    grads, share = loop_penalty(params, config, cfg, text, np.random.default_rng(7))
+    _, _, penalize, lengths = own_loops(params, config, text, np.random.default_rng(7), 3, 32, 16)
+    new = [penalize[row, n - 1 :] for row, n in enumerate(lengths)]  # the continuations' bytes
+    assert share == pytest.approx(sum(part.sum() for part in new) / sum(part.size for part in new))
+    norm = np.sqrt(sum((g**2).sum() for g in grads.values()))
+    assert norm == pytest.approx(0.5 * 1e-3, rel=1e-3)  # weight x its own clip
 
 
 def test_loop_rows_add_the_penalty_and_log_the_loop_share(tmp_path):

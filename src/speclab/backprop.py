@@ -4,8 +4,9 @@ Used by speclab.train (lessons 04–07's weights). Each layer's forward and back
 side by side (as in micrograd), on batches [n_batch, n_seq]; the forward returns what the
 backward needs (its cache). `loss_and_grads` gives the mean cross-entropy and the gradient
 of every parameter of the GPT-2 architecture of speclab.gpt (tied LM head, learned
-positions); `unlikelihood_and_grads` the same for a loss that pushes chosen bytes down. `tests/test_backprop.py` checks every backward against finite differences in
-float64 and this forward against `speclab.gpt.forward`, an independent implementation.
+positions); `unlikelihood_and_grads` the same for a loss that pushes chosen bytes down.
+`tests/test_backprop.py` checks every backward against finite differences in float64 and
+this forward against `speclab.gpt.forward`, an independent implementation.
 
 Left out: dropout, mixed precision, and a KV cache (training sees whole rows at once).
 """

@@ -261,9 +261,11 @@ def own_loops(params, config: GPTConfig, text: np.ndarray, rng, n_rows: int,
     "loop" in speclab.scenarios.output_provenance, as `speclab bench` counts it), and the
     prompts' lengths. Copying the prompt is not penalised: prompt lookup feeds on it.
     """
-    from speclab.gpt import forward
+    from speclab.decoding import greedy_decode
     from speclab.scenarios import output_provenance
+    from speclab.weights import Model
 
+    model = Model(config, params)
     rows = np.empty((n_rows, n_prompt + n_new), dtype=np.int64)
     penalize = np.zeros((n_rows, n_prompt + n_new - 1), dtype=bool)
     lengths = rng.integers(max(1, n_prompt // 8), n_prompt + 1, size=n_rows)
@@ -271,16 +273,28 @@ def own_loops(params, config: GPTConfig, text: np.ndarray, rng, n_rows: int,
         start = int(rng.integers(0, text.size - 2 * n_prompt))
         start += text[start : start + n_prompt].tobytes().find(b"\n") + 1  # a line's start
         prompt = [int(t) for t in text[start : start + length]]
-        cache = KVCache(config, dtype=params["wte"].dtype)
-        logits = forward(params, config, prompt, cache)
-        new = []
-        for _ in range(n_prompt + n_new - length):
-            new.append(int(np.argmax(logits[-1])))
-            logits = forward(params, config, new[-1:], cache)
+        new = greedy_decode(model, prompt, n_prompt + n_new - length).tokens
         rows[row] = prompt + new
         labels = output_provenance(prompt, new)
         penalize[row, length - 1 :] = [label == "loop" for label in labels]  # targets are shifted
     return rows[:, :-1], rows[:, 1:], penalize, lengths
+
+
+def loop_penalty(params, config: GPTConfig, cfg: TrainConfig, text: np.ndarray, rng):
+    """The loop penalty's gradients (flat, weighted) and the share of the new bytes that loop.
+
+    Near-certain loops give gradients tens of times the cross-entropy's, which would swamp
+    it under the shared clip, so the penalty is clipped to cfg.grad_clip on its own first.
+    """
+    n_prompt, n_new = min(256, cfg.n_ctx // 2), min(128, cfg.n_ctx // 4)  # as the bench's
+    inputs, targets, penalize, lengths = own_loops(params, config, text, rng, cfg.loop_rows,
+                                                   n_prompt, n_new)  # fmt: skip
+    _, grads = unlikelihood_and_grads(params, cfg.n_head, inputs, targets,
+                                      np.arange(inputs.shape[1]), penalize)  # fmt: skip
+    grads = flatten(grads)
+    scale = cfg.loop_weight * min(1.0, cfg.grad_clip / (global_norm(grads) + 1e-6))
+    new_bytes = cfg.loop_rows * (n_prompt + n_new) - int(lengths.sum())
+    return {name: scale * grad for name, grad in grads.items()}, penalize.sum() / new_bytes
 
 
 # --- optimiser --------------------------------------------------------------------------
@@ -586,16 +600,9 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions)
         flat_grads = flatten(grads)
         if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
-            n_new = min(128, cfg.n_ctx // 4)  # the bench's continuations are about this long
-            inputs, targets, penalize, lengths = own_loops(params, config, corpus["train"], rng,
-                                                  cfg.loop_rows, min(256, cfg.n_ctx // 2), n_new)  # fmt: skip
-            _, loop_grads = unlikelihood_and_grads(params, cfg.n_head, inputs, targets,
-                                                   np.arange(inputs.shape[1]), penalize)  # fmt: skip
-            loop_grads = flatten(loop_grads)  # near-certain loops give huge gradients, so the
-            scale = cfg.loop_weight * min(1.0, cfg.grad_clip / (global_norm(loop_grads) + 1e-6))
-            for name, grad in loop_grads.items():  # penalty is clipped on its own first
-                flat_grads[name] = flat_grads[name] + scale * grad
-            looped = penalize.sum() / (penalize.size - lengths.sum() + cfg.loop_rows)  # new bytes
+            loop_grads, looped = loop_penalty(params, config, cfg, corpus["train"], rng)
+            for name, grad in loop_grads.items():
+                flat_grads[name] = flat_grads[name] + grad
             loop_ema = looped if loop_ema is None else 0.9 * loop_ema + 0.1 * looped
         lr = learning_rate(step, cfg)
         norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
