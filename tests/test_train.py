@@ -424,6 +424,16 @@ def test_loop_rows_add_the_penalty_and_log_the_loop_share(tmp_path):
     assert all(np.isfinite(entry["val_bits_per_byte"]) for entry in history)
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "x", "--set", "loop_rows=-1")
     assert result.returncode == 2 and "loop_rows=-1" in result.stderr
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "y", "--set", "loop_rows=65")
+    assert result.returncode == 2 and "loop_rows must be 0 to 64" in result.stderr
+
+
+def test_a_corpus_slice_too_small_for_the_recipe_is_a_message(tmp_path):
+    result = run_train(
+        "smoke", "--smoke", "--run-dir", tmp_path / "r", "--set", "max_corpus_bytes=100"
+    )
+    assert result.returncode == 1
+    assert "the train text is 100 bytes" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_top_level_rows_start_at_a_line_in_column_0():

@@ -561,6 +561,10 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     checkpoint = run_dir / "checkpoint.npz"
     config = GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx)
     corpus = load_corpus(cfg.max_corpus_bytes)
+    for split, least in (("train", 8 * cfg.n_ctx + 4096), ("val", 2 * cfg.n_ctx + 1024)):
+        if corpus[split].size < least:  # rows, copy documents and probes cut from it must fit
+            raise ValueError(f"the {split} text is {corpus[split].size:,} bytes; this recipe needs "
+                             f"at least {least:,} (raise max_corpus_bytes)")  # fmt: skip
     functions = held_out_functions(corpus["val"])
     probes = {
         "near": copy_probes(corpus["val"], cfg.n_ctx),
@@ -723,9 +727,10 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
     fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
                  "block_fraction", "top_level_fraction")  # fmt: skip
-    if cfg.loop_rows < 0 or cfg.loop_weight < 0:
+    if not 0 <= cfg.loop_rows <= 64 or cfg.loop_weight < 0:
         raise ValueError(f"--set loop_rows={cfg.loop_rows}, loop_weight={cfg.loop_weight}: "
-                         "must not be negative")  # fmt: skip
+                         "loop_rows must be 0 to 64 (each is a greedy continuation, every step), "
+                         "loop_weight not negative")  # fmt: skip
     for name in fractions:
         if not 0 <= getattr(cfg, name) <= 1:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
@@ -768,6 +773,9 @@ def run(args) -> int:
                     init_from=args.init_from)  # fmt: skip
     except (ValueError, OSError) as error:
         print(f"speclab train: {error}", file=sys.stderr)
+        return 1
+    except MemoryError as error:  # a recipe too big for this machine, e.g. --set batch_tokens=1e12
+        print(f"speclab train: not enough memory for this recipe ({error})", file=sys.stderr)
         return 1
     last = log["history"][-1] if log["history"] else {}
     print(f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
