@@ -2,7 +2,9 @@
 forward against speclab.gpt.forward (two independent implementations of the same model)."""
 
 import numpy as np
+import pytest
 
+from speclab import backprop
 from speclab.backprop import (
     loss_and_grads,
     loss_and_grads_forward_only,
@@ -41,7 +43,9 @@ def check_against_finite_differences(params, rng, inputs, targets, grads, loss_o
             assert abs(numeric - flat_grads[name][index]) <= 1e-6 * max(1.0, abs(numeric)), name
 
 
-def test_gradients_match_finite_differences():
+@pytest.mark.parametrize("query_block", [64, 4, 1])  # one block; 4 + 2 rows; a row a block
+def test_gradients_match_finite_differences(monkeypatch, query_block):
+    monkeypatch.setattr(backprop, "QUERY_BLOCK", query_block)
     params, rng = perturbed_params()
     inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
     positions = np.arange(3, 9)
@@ -89,7 +93,9 @@ def test_unlikelihood_lowers_the_penalized_probability():
     assert after[0, 3] > before[0, 3] + 0.01  # the penalized byte became less likely
 
 
-def test_training_forward_equals_inference_forward():
+@pytest.mark.parametrize("query_block", [64, 3])
+def test_training_forward_equals_inference_forward(monkeypatch, query_block):
+    monkeypatch.setattr(backprop, "QUERY_BLOCK", query_block)
     params, rng = perturbed_params(1)
     tokens = rng.integers(0, 256, (1, 10))
     targets = rng.integers(0, 256, (1, 10))

@@ -60,24 +60,45 @@ def gelu_backward(dy, cache):
     return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * 0.044715 * x * x))
 
 
+QUERY_BLOCK = 64  # queries per block: a causal row never looks past its own block's end
+
+
 def attention_forward(q, k, v):  # [n_batch, n_head, n_seq, d_head] each -> same shape
+    """Causal self-attention, a block of queries at a time.
+
+    Queries start..stop see keys 0..stop only, so the masked upper triangle is mostly never
+    computed: for rows of 1,024 about 0.53 of the full score matrix's work (exactly the
+    same numbers as one full masked matrix; tests check both against finite differences).
+    """
     n_seq, d_head = q.shape[-2], q.shape[-1]
     scale = np.asarray(1 / np.sqrt(d_head), dtype=q.dtype)
-    scores = (q @ k.swapaxes(-1, -2)) * scale  # [n_batch, n_head, n_seq, n_seq]
-    scores += np.triu(np.full((n_seq, n_seq), -np.inf, dtype=q.dtype), k=1)
-    scores -= scores.max(axis=-1, keepdims=True)
-    probs = np.exp(scores, out=scores)
-    probs /= probs.sum(axis=-1, keepdims=True)
-    return probs @ v, (q, k, v, probs, scale)
+    out, probs = np.empty_like(q), []
+    for start in range(0, n_seq, QUERY_BLOCK):
+        stop = min(start + QUERY_BLOCK, n_seq)
+        scores = (q[..., start:stop, :] @ k[..., :stop, :].swapaxes(-1, -2)) * scale
+        scores += np.triu(np.full((stop - start, stop), -np.inf, dtype=q.dtype), k=start + 1)
+        scores -= scores.max(axis=-1, keepdims=True)
+        p = np.exp(scores, out=scores)  # [n_batch, n_head, stop - start, stop]
+        p /= p.sum(axis=-1, keepdims=True)
+        out[..., start:stop, :] = p @ v[..., :stop, :]
+        probs.append(p)
+    return out, (q, k, v, probs, scale)
 
 
 def attention_backward(dy, cache):
     q, k, v, probs, scale = cache
-    dv = probs.swapaxes(-1, -2) @ dy
-    dprobs = dy @ v.swapaxes(-1, -2)  # [n_batch, n_head, n_seq, n_seq]
-    dscores = probs * (dprobs - (dprobs * probs).sum(axis=-1, keepdims=True))
-    dscores *= scale
-    return dscores @ k, dscores.swapaxes(-1, -2) @ q, dv
+    dq, dk, dv = np.empty_like(q), np.zeros_like(k), np.zeros_like(v)
+    for block, p in enumerate(probs):
+        start = block * QUERY_BLOCK
+        stop = start + p.shape[-2]
+        dy_block = dy[..., start:stop, :]
+        dv[..., :stop, :] += p.swapaxes(-1, -2) @ dy_block
+        dp = dy_block @ v[..., :stop, :].swapaxes(-1, -2)  # [n_batch, n_head, rows, stop]
+        dscores = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+        dscores *= scale
+        dq[..., start:stop, :] = dscores @ k[..., :stop, :]
+        dk[..., :stop, :] += dscores.swapaxes(-1, -2) @ q[..., start:stop, :]
+    return dq, dk, dv
 
 
 def split_heads(x, n_head):  # [n_batch, n_seq, n_embd] -> [n_batch, n_head, n_seq, d_head]
