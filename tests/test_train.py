@@ -307,6 +307,29 @@ def test_scrambled_names_are_random_but_the_same_everywhere():
     assert len({a for a, _ in pairs}) == len(pairs)
 
 
+def test_few_letter_pieces_cannot_be_copied_from_the_last_few_bytes():
+    from speclab.train import TrainConfig, copy_document, few_letters
+
+    rng = np.random.default_rng(4)
+    needs_five = []
+    for _ in range(20):
+        piece = few_letters(rng, max_len=200)
+        assert 100 <= len(piece) <= 200 and piece.endswith(b"\n")
+        assert 2 <= len(set(piece) - {ord("\n")}) <= 4
+        # a byte needs 5+ bytes of context if some 4 bytes before it recur with another byte after
+        for j in range(4, len(piece)):
+            key = piece[j - 4 : j]
+            after = {piece[k] for k in range(4, len(piece)) if piece[k - 4 : k] == key}
+            needs_five.append(len(after) > 1)
+    assert np.mean(needs_five) > 0.35  # in code's repeats: 19 % (benchmarks/copy_diagnosis.py)
+    text = np.frombuffer(b"def f(x):\n    return x\n" * 200, dtype=np.uint8)
+    cfg = TrainConfig(few_letters_fraction=1.0, verbatim_fraction=1.0)
+    document = copy_document(text, np.random.default_rng(1), max_len=100, cfg=cfg)
+    assert b"return" not in document  # the piece replaced the source
+    n = len(document)  # piece, separator, the same piece, a blank line
+    assert any(document[:i] == document[n - 2 - i : n - 2] for i in range(50, n // 2))
+
+
 def test_blocks_are_whole_dedented_lines_with_consistent_indentation():
     from speclab.train import block
 

@@ -69,6 +69,7 @@ class TrainConfig:
     interleave_fraction: float = 0.0  # share of copies with other text between the two
     scramble_fraction: float = 0.0  # share of copies whose names are random letters
     block_fraction: float = 0.0  # share of copied pieces that are whole blocks, dedented
+    few_letters_fraction: float = 0.0  # share of copied pieces that are random, of 2-4 letters
     top_level_fraction: float = 0.0  # share of plain rows that start at a top-level line
     loop_rows: int = 0  # rows a step of the model's own greedy text, its loops penalised
     loop_weight: float = 1.0  # the loop penalty's weight beside the cross-entropy
@@ -195,22 +196,37 @@ def scramble_names(piece: bytes, rng: np.random.Generator) -> bytes:
     return IDENTIFIER.sub(lambda match: new.get(match.group(), match.group()), piece)
 
 
+def few_letters(rng: np.random.Generator, max_len: int) -> bytes:
+    """Random lines of 2 to 4 letters (max_len / 2 .. max_len bytes): every short stretch
+    recurs many times inside one piece, so the last few bytes do not tell where a copy has
+    got to; only a longer match, or keeping one's place, copies it right."""
+    alphabet = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)
+    letters = rng.choice(alphabet, int(rng.integers(2, 5)), replace=False)
+    length = int(rng.integers(max_len // 2, max_len + 1))
+    text = letters[rng.integers(0, len(letters), length)]
+    text[rng.random(text.size) < 1 / 24] = ord("\n")
+    return text.tobytes()[:-1] + b"\n"
+
+
 def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
                   cfg: "TrainConfig | None" = None) -> bytes:  # fmt: skip
     """A piece of source, a separator and the piece again (verbatim or with one rename).
 
     The piece is a snippet cut from anywhere or, with cfg.block_fraction, a block dedented
     to column 0 (its indentation as consistent as a file's). Scrambled copies have random
-    names, which only copying can predict. Interleaved copies put other source between the
-    two, so the repeat's start cannot be foretold from the separator: the model learns to
-    copy once a repeat has begun, rather than to repeat the last block after every blank
-    line (a loop on free text).
+    names, which only copying can predict; few-letter pieces (cfg.few_letters_fraction) are
+    random text of 2-4 letters, which a match of a few bytes cannot copy. Interleaved
+    copies put other source between the two, so the repeat's start cannot be foretold from
+    the separator: the model learns to copy once a repeat has begun, rather than to repeat
+    the last block after every blank line (a loop on free text).
     """
     cfg = cfg or TrainConfig()
     use_block = cfg.block_fraction and rng.random() < cfg.block_fraction
     piece = (block if use_block else snippet)(text, rng, max_len)
     if cfg.scramble_fraction and rng.random() < cfg.scramble_fraction:
         piece = scramble_names(piece, rng)
+    if cfg.few_letters_fraction and rng.random() < cfg.few_letters_fraction:
+        piece = few_letters(rng, max_len)
     again = piece if rng.random() < cfg.verbatim_fraction else small_edit(piece, rng)
     between = SEPARATORS[int(rng.integers(len(SEPARATORS)))]
     if cfg.interleave_fraction and rng.random() < cfg.interleave_fraction:
@@ -726,7 +742,7 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         if getattr(cfg, name) <= 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
     fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
-                 "block_fraction", "top_level_fraction")  # fmt: skip
+                 "block_fraction", "top_level_fraction", "few_letters_fraction")  # fmt: skip
     if not 0 <= cfg.loop_rows <= 64 or cfg.loop_weight < 0:
         raise ValueError(f"--set loop_rows={cfg.loop_rows}, loop_weight={cfg.loop_weight}: "
                          "loop_rows must be 0 to 64 (each is a greedy continuation, every step), "
