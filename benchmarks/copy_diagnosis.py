@@ -10,6 +10,11 @@ The repeat's bytes are also grouped by how many bytes of context a copier must m
 the next byte (code repeats itself: `self.` is followed by many names, `    ` by many lines),
 and a repeat of random letters shows copying with no help from what code usually says.
 
+Then inside the model, over the same repeats: how much attention each layer's heads give the
+byte after the source (an induction head's mark: it looks where the copy has got to and
+reads the next byte), and the 1, 2 and 3 bytes just before (a previous-byte head, whose
+output is what an induction head matches).
+
 Also printed, the prior that copying competes with: after a top-level `def ...:` line of a
 held-out file (600 bytes of the file before it), the body starts in column 4, never with a
 5th space (0 of 4,209 such lines in the training files). The share of those places where the
@@ -23,6 +28,7 @@ import re
 
 import numpy as np
 
+from speclab.backprop import attention_maps
 from speclab.cli import run_script
 from speclab.gpt import forward
 from speclab.paths import weights_dir
@@ -56,6 +62,25 @@ def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float,
             f"  {ok.mean():4.0%} of {ok.size} bytes; first mistakes (at, expected, chosen): {mistakes[:4]}"
         )
     return right / max(1, total), {n: by_need[n] for n in sorted(by_need)}
+
+
+def heads(model, pieces: list[bytes], separator: bytes) -> np.ndarray:
+    """Mean attention of the repeat's bytes [n_layer, n_head, 4]: on the byte after the
+    source (the first copy's byte at the same place), on the 1, 2 and 3 bytes before."""
+    total, n = 0, 0
+    for piece in pieces:
+        text = piece + separator + piece
+        if len(text) > model.config.n_ctx:
+            continue
+        ids = np.frombuffer(text[:-1], dtype=np.uint8)[None].astype(np.int64)
+        maps = attention_maps(model.params, model.config.n_head, ids)[:, 0]  # [L, H, n, n]
+        shift = len(piece) + len(separator)  # a repeat byte's source is `shift` bytes back
+        t = np.arange(shift + 8, ids.shape[1])  # queries: the repeat, past its start
+        total = total + np.stack(
+            [maps[..., t, t - back] for back in (shift - 1, 1, 2, 3)], -1
+        ).mean(-2)
+        n += 1
+    return total / max(1, n)
 
 
 def context_needed(first: bytes, j: int) -> int:
@@ -123,6 +148,14 @@ def main() -> None:
         print("   by the bytes of context that tell the next byte: " + ", ".join(
             f"{n}{'+' if n == 8 else ''}: {np.mean(hits):.0%} of {len(hits)}" for n, hits in by_need.items()
         ))  # fmt: skip
+        weights = heads(model, pieces, separator)  # [n_layer, n_head, 4]
+        print("   attention of the repeat's bytes, per layer: the most any head gives the byte after"
+              " the source | the 1, 2, 3 bytes before (the head most on the byte before):")  # fmt: skip
+        for layer, per_head in enumerate(weights):
+            induction, previous = per_head[:, 0].max(), per_head[per_head[:, 1].argmax(), 1:]
+            print(
+                f"     layer {layer}: {induction:.2f} | " + " ".join(f"{w:.2f}" for w in previous)
+            )
         letters = random_letters(model, np.random.default_rng(0), length=letters_length)
         print(f"   copied right, teacher-forced, of {letters_length} random letters: {letters:.1%}")
         contexts = [(600, "600 bytes of the file")] * (not args.short) + [(0, "the def line alone")]

@@ -108,3 +108,30 @@ def test_training_forward_equals_inference_forward(monkeypatch, query_block):
     expected = -log_probs[np.arange(10), targets[0]].mean()
     got = loss_and_grads_forward_only(params, CONFIG.n_head, tokens, targets, np.arange(10))
     np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("query_block", [64, 3])
+def test_attention_maps_are_causal_distributions(monkeypatch, query_block):
+    from speclab.backprop import attention_maps
+
+    monkeypatch.setattr(backprop, "QUERY_BLOCK", query_block)
+    params, rng = perturbed_params(4)
+    maps = attention_maps(params, CONFIG.n_head, rng.integers(0, 256, (2, 10)))
+    assert maps.shape == (CONFIG.n_layer, 2, CONFIG.n_head, 10, 10)
+    np.testing.assert_allclose(maps.sum(axis=-1), 1, rtol=1e-12)
+    assert np.all(maps[..., np.triu_indices(10, k=1)[0], np.triu_indices(10, k=1)[1]] == 0)
+    assert maps[..., 0, 0].min() == 1  # the first byte can only look at itself
+    # layer 0's weights from the definition: softmax(q k^T / sqrt(d_head)) of the first block
+    from speclab.gpt import layer_norm, linear, softmax
+
+    inputs = rng.integers(0, 256, (1, 10))
+    block = params["h"][0]
+    x = params["wte"][inputs[0]] + params["wpe"][:10]
+    q, k, _ = np.split(linear(layer_norm(x, **block["ln_1"]), **block["attn"]["c_attn"]), 3, -1)
+    d_head = q.shape[-1] // CONFIG.n_head
+    q0, k0 = q[:, :d_head], k[:, :d_head]  # head 0
+    scores = q0 @ k0.T / np.sqrt(d_head) + np.triu(np.full((10, 10), -np.inf), k=1)
+    expected = softmax(scores)
+    np.testing.assert_allclose(
+        attention_maps(params, CONFIG.n_head, inputs)[0, 0, 0], expected, rtol=1e-9
+    )

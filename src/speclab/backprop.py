@@ -220,5 +220,17 @@ def token_losses(params, n_head, inputs, targets, positions):
     return -np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
 
 
+def attention_maps(params, n_head, inputs):
+    """Every layer's attention weights, [n_layer, n_batch, n_head, n_seq, n_seq] (row: query,
+    column: key; zero above the diagonal). For looking inside the model, not for training."""
+    _, (caches, _, _) = _forward(params, n_head, inputs, np.arange(inputs.shape[1]))
+    maps = np.zeros((len(caches), *inputs.shape[:1], n_head, inputs.shape[1], inputs.shape[1]))
+    for layer, cache in enumerate(caches):
+        for block, p in enumerate(cache[2][3]):  # the attention cache's probabilities, by block
+            start = block * QUERY_BLOCK
+            maps[layer, ..., start : start + p.shape[-2], : p.shape[-1]] = p
+    return maps
+
+
 def loss_and_grads_forward_only(params, n_head, inputs, targets, positions):
     return token_losses(params, n_head, inputs, targets, positions).mean()
