@@ -8,7 +8,8 @@ Printed: the share of those bytes the target would copy right, and its first mis
 
 The repeat's bytes are also grouped by how many bytes of context a copier must match to know
 the next byte (code repeats itself: `self.` is followed by many names, `    ` by many lines),
-and a repeat of random letters shows copying with no help from what code usually says.
+and a repeat of random letters shows copying with no help from what code usually says (of 26
+letters, where 2 bytes settle most places; of 2-4 letters, where half need 5 or more).
 
 Then inside the model, over the same repeats: how much attention each layer's heads give the
 byte after the source (an induction head's mark: it looks where the copy has got to and
@@ -32,7 +33,7 @@ from speclab.backprop import attention_maps
 from speclab.cli import run_script
 from speclab.gpt import forward
 from speclab.paths import weights_dir
-from speclab.train import copy_probes, held_out_functions, load_corpus
+from speclab.train import copy_probes, few_letters, held_out_functions, load_corpus
 from speclab.weights import load
 
 
@@ -94,13 +95,15 @@ def context_needed(first: bytes, j: int) -> int:
     return j + 1
 
 
-def random_letters(model, rng, n: int = 6, length: int = 150) -> float:
+def random_letters(model, rng, n: int = 6, length: int = 150, few: bool = False) -> float:
     """Teacher-forced share copied right of 150 random letters repeated after a blank line:
-    copying with no help from what code usually says."""
+    copying with no help from what code usually says. few: text in 2-4 letters instead
+    (`speclab.train.few_letters`, `length` / 2 to `length` bytes), where half the bytes need
+    5 or more bytes of context to be known."""
     letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
     shares = []
     for _ in range(n):
-        piece = rng.choice(letters, length).tobytes()
+        piece = few_letters(rng, length) if few else rng.choice(letters, length).tobytes()
         text = list(piece + b"\n\n" + piece)
         chosen = forward(model.params, model.config, text[:-1]).argmax(axis=-1)
         start = len(piece) + 2 + 3  # the repeat, after its first 3 letters
@@ -158,6 +161,10 @@ def main() -> None:
             )
         letters = random_letters(model, np.random.default_rng(0), length=letters_length)
         print(f"   copied right, teacher-forced, of {letters_length} random letters: {letters:.1%}")
+        few = random_letters(model, np.random.default_rng(0), length=letters_length, few=True)
+        print(
+            f"   ... of random text in 2-4 letters (half its bytes need 5+ bytes of context): {few:.1%}"
+        )
         contexts = [(600, "600 bytes of the file")] * (not args.short) + [(0, "the def line alone")]
         for before, context in contexts:  # 600 bytes reach past a stage-1 model's 256 positions
             wrong, probability = fifth_space(model, corpus["val"].tobytes(), before=before)
