@@ -5,7 +5,8 @@ speculative decoding with the prompt-lookup drafter at a fixed k, then
 `speclab.scenarios.output_provenance` of the output (copied from the prompt, a loop on the
 model's own text, or new). Use it to compare candidate weights before a full `make bench`:
 a target that copies raises tokens per forward on copy-heavy prompts *by copying the
-prompt*, not by looping.
+prompt*, not by looping. Also printed: how much of the looping is runs of spaces (a byte
+model that cannot count how deep it has indented goes on writing spaces).
 Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] [--prompts 3]
 """
 
@@ -35,18 +36,24 @@ def main() -> None:
         steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
         print(f"== {path}: step {steps}, {bits} bits/byte")
         for scenario in load_scenarios():
-            per_forward, shares = [], []
+            per_forward, shares, looping_bytes = [], [], []
             for prompt in scenario.prompts[: args.prompts]:
                 n_new = min(prompt.max_new_tokens, args.max_new_tokens)
                 run = speculative_decode(
                     model, PromptLookupDrafter(), prompt.tokens, n_new, args.k, adaptive=False
                 )
                 per_forward.append(run.tokens_per_target_forward)
-                shares.append(provenance_fractions(output_provenance(prompt.tokens, run.tokens)))
+                labels = output_provenance(prompt.tokens, run.tokens)
+                shares.append(provenance_fractions(labels))
+                looping_bytes += [
+                    t for t, label in zip(run.tokens, labels, strict=True) if label == "loop"
+                ]
             prompt_share = np.mean([s["prompt"] for s in shares])
             loop_share = np.mean([s["loop"] for s in shares])
+            spaces = looping_bytes.count(ord(" ")) / max(1, len(looping_bytes))
             print(f"   {scenario.name:12} tokens/forward at k={args.k}: {np.mean(per_forward):.2f}; "
-                  f"output copied from the prompt {prompt_share:.0%}, looping {loop_share:.0%}")  # fmt: skip
+                  f"output copied from the prompt {prompt_share:.0%}, looping {loop_share:.0%} "
+                  f"(spaces: {spaces:.0%} of the looping bytes)")  # fmt: skip
 
 
 if __name__ == "__main__":
