@@ -224,12 +224,16 @@ def attention_maps(params, n_head, inputs):
     """Every layer's attention weights, [n_layer, n_batch, n_head, n_seq, n_seq] (row: query,
     column: key; zero above the diagonal). For looking inside the model, not for training."""
     _, (caches, _, _) = _forward(params, n_head, inputs, np.arange(inputs.shape[1]))
-    maps = np.zeros((len(caches), *inputs.shape[:1], n_head, inputs.shape[1], inputs.shape[1]))
-    for layer, cache in enumerate(caches):
-        for block, p in enumerate(cache[2][3]):  # the attention cache's probabilities, by block
+    n_batch, n_seq = inputs.shape
+    maps = []
+    for cache in caches:
+        probs = cache[2][3]  # the attention cache's probabilities, a block of queries each
+        layer = np.zeros((n_batch, n_head, n_seq, n_seq), dtype=probs[0].dtype)
+        for block, p in enumerate(probs):
             start = block * QUERY_BLOCK
-            maps[layer, ..., start : start + p.shape[-2], : p.shape[-1]] = p
-    return maps
+            layer[..., start : start + p.shape[-2], : p.shape[-1]] = p
+        maps.append(layer)
+    return np.stack(maps)
 
 
 def loss_and_grads_forward_only(params, n_head, inputs, targets, positions):
