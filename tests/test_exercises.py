@@ -722,3 +722,21 @@ def test_a_benchmark_script_given_a_damaged_weights_file_says_so(tmp_path):
     assert result.returncode == 1
     assert result.stderr.startswith("lookup_acceptance.py: w.npz is not a readable")
     assert "Traceback" not in result.stderr
+
+
+def test_copy_diagnosis_on_a_model_with_too_few_positions_says_so(tmp_path):
+    import numpy as np
+
+    from speclab.gpt import GPTConfig
+    from speclab.weights import init_params, save
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
+    save(tmp_path / "tiny.npz", init_params(config, np.random.default_rng(0)), config)
+    script = Path(__file__).parent.parent / "benchmarks" / "copy_diagnosis.py"
+    for extra, hint in (([], "; --short needs fewer"), (["--short"], "")):
+        result = subprocess.run(
+            [sys.executable, str(script), *extra, str(tmp_path / "tiny.npz")],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.rstrip().endswith(f"positions and the model has 64{hint}")
