@@ -51,9 +51,10 @@ def main() -> None:
             prompt_share = np.mean([s["prompt"] for s in shares])
             loop_share = np.mean([s["loop"] for s in shares])
             spaces = looping_bytes.count(ord(" ")) / max(1, len(looping_bytes))
+            of_it = f" (spaces: {spaces:.0%} of the looping bytes)" if looping_bytes else ""
             print(f"   {scenario.name:12} tokens/forward at k={args.k}: {np.mean(per_forward):.2f}; "
-                  f"output copied from the prompt {prompt_share:.0%}, looping {loop_share:.0%} "
-                  f"(spaces: {spaces:.0%} of the looping bytes)")  # fmt: skip
+                  f"output copied from the prompt {prompt_share:.0%}, looping {loop_share:.0%}"
+                  f"{of_it}")  # fmt: skip
 
 
 if __name__ == "__main__":
