@@ -33,7 +33,7 @@ from speclab.backprop import attention_maps
 from speclab.cli import run_script
 from speclab.gpt import forward
 from speclab.paths import weights_dir
-from speclab.train import copy_probes, few_letters, held_out_functions, load_corpus
+from speclab.train import LETTERS, copy_probes, few_letters, held_out_functions, load_corpus
 from speclab.weights import load
 
 
@@ -68,20 +68,16 @@ def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float,
 def heads(model, pieces: list[bytes], separator: bytes) -> np.ndarray:
     """Mean attention of the repeat's bytes [n_layer, n_head, 4]: on the byte after the
     source (the first copy's byte at the same place), on the 1, 2 and 3 bytes before."""
-    total, n = 0, 0
-    for piece in pieces:
+    per_piece = []
+    for piece in pieces:  # main() has checked that every repeat fits the model's context
         text = piece + separator + piece
-        if len(text) > model.config.n_ctx:
-            continue
         ids = np.frombuffer(text[:-1], dtype=np.uint8)[None].astype(np.int64)
         maps = attention_maps(model.params, model.config.n_head, ids)[:, 0]  # [L, H, n, n]
         shift = len(piece) + len(separator)  # a repeat byte's source is `shift` bytes back
         t = np.arange(shift + 8, ids.shape[1])  # queries: the repeat, past its start
-        total = total + np.stack(
-            [maps[..., t, t - back] for back in (shift - 1, 1, 2, 3)], -1
-        ).mean(-2)
-        n += 1
-    return total / max(1, n)
+        backs = (shift - 1, 1, 2, 3)
+        per_piece.append(np.stack([maps[..., t, t - back] for back in backs], -1).mean(-2))
+    return np.mean(per_piece, axis=0)
 
 
 def context_needed(first: bytes, j: int) -> int:
@@ -100,10 +96,9 @@ def random_letters(model, rng, n: int = 6, length: int = 150, few: bool = False)
     copying with no help from what code usually says. few: text in 2-4 letters instead
     (`speclab.train.few_letters`, `length` / 2 to `length` bytes), where half the bytes need
     5 or more bytes of context to be known."""
-    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
     shares = []
     for _ in range(n):
-        piece = few_letters(rng, length) if few else rng.choice(letters, length).tobytes()
+        piece = few_letters(rng, length) if few else rng.choice(LETTERS, length).tobytes()
         text = list(piece + b"\n\n" + piece)
         chosen = forward(model.params, model.config, text[:-1]).argmax(axis=-1)
         start = len(piece) + 2 + 3  # the repeat, after its first 3 letters

@@ -184,6 +184,7 @@ def small_edit(piece: bytes, rng: np.random.Generator) -> bytes:
     return re.sub(rb"\b" + re.escape(old) + rb"\b", new, piece)
 
 
+LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)  # for random names and text
 KEEP = {name.encode() for name in keyword.kwlist} | {b"self", b"cls", b"len", b"str", b"int"}
 
 
@@ -191,8 +192,7 @@ def scramble_names(piece: bytes, rng: np.random.Generator) -> bytes:
     """Every name (but keywords and a few builtins) replaced by random letters, the same
     length and the same everywhere: a text whose names can only be known by copying."""
     names = sorted(set(IDENTIFIER.findall(piece)) - KEEP)
-    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
-    new = {name: letters[rng.integers(0, 26, len(name))].tobytes() for name in names}
+    new = {name: LETTERS[rng.integers(0, 26, len(name))].tobytes() for name in names}
     return IDENTIFIER.sub(lambda match: new.get(match.group(), match.group()), piece)
 
 
@@ -200,8 +200,7 @@ def few_letters(rng: np.random.Generator, max_len: int) -> bytes:
     """Random lines of 2 to 4 letters (max_len / 2 .. max_len bytes): every short stretch
     recurs many times inside one piece, so the last few bytes do not tell where a copy has
     got to; only a longer match, or keeping one's place, copies it right."""
-    alphabet = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)
-    letters = rng.choice(alphabet, int(rng.integers(2, 5)), replace=False)
+    letters = rng.choice(LETTERS, int(rng.integers(2, 5)), replace=False)
     length = int(rng.integers(max_len // 2, max_len + 1))
     text = letters[rng.integers(0, len(letters), length)]
     text[rng.random(text.size) < 1 / 24] = ord("\n")
