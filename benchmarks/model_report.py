@@ -24,10 +24,14 @@ def main():
         meta, config = model.meta, model.config
         n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))
         print(f"== {model.name}: {config}, {n_params:,} parameters")
-        print(
-            f"   trained {meta['trained_steps']} steps in {meta['training_seconds'] / 60:.1f} min; "
-            f"validation {meta['val_bits_per_byte']} bits/byte; numpy {meta['numpy']}"
-        )
+        if "trained_steps" in meta:
+            print(
+                f"   trained {meta['trained_steps']} steps in "
+                f"{meta.get('training_seconds', 0) / 60:.1f} min; validation "
+                f"{meta.get('val_bits_per_byte')} bits/byte; numpy {meta.get('numpy')}"
+            )
+        else:
+            print("   no training record in the file (saved without `speclab train`)")
         for where, far in (("near the start", False), ("at 3/4 of the context", True)):
             gap = copy_gap(model.params, config.n_head, copy_probes(val, config.n_ctx, far=far))
             print(
@@ -35,13 +39,18 @@ def main():
                 f"(first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f})"
             )
         copy = copy_score(model.params, config, functions)
-        print(
-            f"   copy test ({len(functions)} held-out functions, prompt = function + blank line + "
-            f"its first line): bytes reproduced before the first mistake {copy['bytes_copied']} "
-            f"of {copy['bytes_to_copy']}; whole functions copied: {copy['functions_copied_whole']}; "
-            f"median share reproduced {np.median(np.divide(copy['bytes_copied'], copy['bytes_to_copy'])):.0%}"
-        )
-        out = greedy_decode(model, encode(PROMPT), 80).tokens
+        shares = np.divide(copy["bytes_copied"], copy["bytes_to_copy"])
+        if len(shares):
+            print(
+                f"   copy test ({len(shares)} held-out functions, prompt = function + blank line + "
+                f"its first line): bytes reproduced before the first mistake "
+                f"{copy['bytes_copied']} of {copy['bytes_to_copy']}; whole functions copied: "
+                f"{copy['functions_copied_whole']}; median share reproduced {np.median(shares):.0%}"
+            )
+        else:
+            print(f"   copy test: none of the held-out functions fits a context of {config.n_ctx}")
+        n_new = min(80, config.n_ctx - len(encode(PROMPT)))  # a tiny model's window may be short
+        out = greedy_decode(model, encode(PROMPT), n_new).tokens
         print(f"   greedy after {PROMPT!r}: {decode(out)!r}")
 
 

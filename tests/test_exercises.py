@@ -740,3 +740,26 @@ def test_copy_diagnosis_on_a_model_with_too_few_positions_says_so(tmp_path):
         )  # fmt: skip
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert result.stderr.rstrip().endswith(f"positions and the model has 64{hint}")
+
+
+def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a_traceback(
+    tmp_path,
+):
+    """A weights file saved without a training record, too short for the copy test's functions:
+    the report says both in words (it used to stop on a KeyError, or print a nan median)."""
+    import numpy as np
+
+    from speclab.gpt import GPTConfig
+    from speclab.weights import init_params, save
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
+    save(tmp_path / "tiny.npz", init_params(config, np.random.default_rng(0)), config)
+    script = Path(__file__).parent.parent / "benchmarks" / "model_report.py"
+    result = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "tiny.npz")],
+        capture_output=True, text=True, timeout=300, env=os.environ | {"TQDM_DISABLE": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "no training record in the file" in result.stdout
+    assert "none of the held-out functions fits a context of 64" in result.stdout
+    assert "nan" not in result.stdout and "greedy after" in result.stdout
