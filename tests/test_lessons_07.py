@@ -195,3 +195,34 @@ def test_handout_walks_one_step_on_four_tokens():
     assert "## Exercise 1 · One step by hand" in text
     first_rule = next(rows for name, _, rows in TABLES if name == "rule")
     assert [row[0] for row in first_rule] == list(TOKENS)
+
+
+def test_the_draft_models_cost_is_quoted_from_the_saved_report_and_the_shapes():
+    """Exercise 6 quotes what the draft model costs (the saved report's range of its cost per
+    drafted token, in target steps) and its share of the arithmetic (weights read by the
+    matrix products); the key names the two models' depths. Retrained models move all three."""
+    import json
+
+    from speclab.bench import matmul_params
+    from speclab.paths import data_dir
+    from speclab.weights import load_draft, load_target
+
+    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    costs = [
+        row["draft_cost_per_token"]
+        for row in decode["results"]
+        if row["drafter"] == "model" and row["draft_cost_per_token"]
+    ]
+    target, draft = load_target().config, load_draft().config
+    handout = " ".join(HANDOUT.read_text(encoding="utf-8").split())
+    assert f"costs {min(costs):.2f} to {max(costs):.2f} of a target step" in handout
+    share = round(matmul_params(target) / matmul_params(draft))
+    ordinal = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth", 7: "seventh",
+               8: "eighth", 9: "ninth", 10: "tenth"}[share]  # fmt: skip
+    assert f"about a {ordinal} of the target's arithmetic" in handout
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 6: "six"}
+    key = " ".join(KEY.read_text(encoding="utf-8").split())
+    assert (
+        f"a {words[draft.n_layer]}-layer draft costs a large share of a "
+        f"{words[target.n_layer]}-layer target step" in key
+    )

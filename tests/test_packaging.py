@@ -121,6 +121,7 @@ def test_no_machine_specific_paths():
         *(ROOT / "src" / "speclab").rglob("*.py"),
         *ROOT.joinpath("notebooks").rglob("*.ipynb"),
         *ROOT.joinpath("lessons").rglob("*.md"),
+        *ROOT.joinpath("docs").rglob("*.md"),
         ROOT / "README.md",
     ]
     assert ROOT / "src" / "speclab" / "widgets" / "base.py" in checked  # the subpackages too

@@ -29,6 +29,7 @@ def english_texts() -> list[tuple[str, str]]:
         *sorted((ROOT / "lessons").glob("*.md")),
         *sorted((ROOT / "lessons" / "answers").glob("*.md")),
         ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "src" / "speclab").rglob("*.py")),
     ]
     texts = [(p.relative_to(ROOT).as_posix(), p.read_text(encoding="utf-8")) for p in paths]
