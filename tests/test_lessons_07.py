@@ -198,7 +198,7 @@ def test_handout_walks_one_step_on_four_tokens():
 
 
 def test_the_draft_models_cost_is_quoted_from_the_saved_report_and_the_shapes():
-    """Exercise 6 quotes what the draft model costs (the saved report's range of its cost per
+    """Exercise 7 quotes what the draft model costs (the saved report's range of its cost per
     drafted token, in target steps) and its share of the arithmetic (weights read by the
     matrix products); the key names the two models' depths. Retrained models move all three."""
     import json
