@@ -6,13 +6,15 @@ from speclab.gpt import GPTConfig, forward
 from speclab.weights import random_model
 
 
-def brute_force_lookup(tokens, k, max_ngram, min_ngram):
-    """The definition, by rescanning: the latest earlier occurrence of the longest suffix n-gram."""
+def brute_force_lookup(tokens, k, max_ngram, min_ngram, earliest=False):
+    """The definition, by rescanning: the latest (or earliest) earlier occurrence of the
+    longest suffix n-gram."""
     for n in range(max_ngram, min_ngram - 1, -1):
         if len(tokens) < n + 1:
             continue
         suffix = tokens[-n:]
-        for start in range(len(tokens) - n - 1, -1, -1):
+        starts = range(len(tokens) - n - 1, -1, -1)
+        for start in reversed(starts) if earliest else starts:
             if tokens[start : start + n] == suffix:
                 extended = list(tokens)  # copying on into the proposal itself
                 while len(extended) < start + n + k:
@@ -21,16 +23,24 @@ def brute_force_lookup(tokens, k, max_ngram, min_ngram):
     return []
 
 
-def test_lookup_matches_rescan_definition_as_text_grows():
+@pytest.mark.parametrize("earliest", [False, True])
+def test_lookup_matches_rescan_definition_as_text_grows(earliest):
     rng = np.random.default_rng(0)
     for _ in range(30):
-        drafter = PromptLookupDrafter(max_ngram=int(rng.integers(1, 5)), min_ngram=1)
+        max_ngram = int(rng.integers(1, 5))
+        drafter = PromptLookupDrafter(max_ngram=max_ngram, min_ngram=1, earliest=earliest)
         alphabet = int(rng.integers(2, 6))  # small alphabets give many repeats
         tokens = list(rng.integers(0, alphabet, 60))
         for length in range(1, 60):
             k = int(rng.integers(1, 9))
-            expected = brute_force_lookup(tokens[:length], k, drafter.max_ngram, 1)
+            expected = brute_force_lookup(tokens[:length], k, max_ngram, 1, earliest)
             assert drafter.propose(tokens[:length], k) == expected
+
+
+def test_earliest_and_latest_lookup_differ_where_a_phrase_recurs():
+    text = list(b"ab1 ab2 ab")
+    assert PromptLookupDrafter(2).propose(text, 1) == list(b"2")
+    assert PromptLookupDrafter(2, earliest=True).propose(text, 1) == list(b"1")
 
 
 def test_lookup_resyncs_after_the_text_changes():

@@ -763,3 +763,36 @@ def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a
     assert "no training record in the file" in result.stdout
     assert "none of the held-out functions fits a context of 64" in result.stdout
     assert "nan" not in result.stdout and "greedy after" in result.stdout
+
+
+def test_copy_test_needs_a_long_match_where_code_repeats_itself(tmp_path):
+    """benchmarks/copy_test_needs.py: a perfect copier of the copy test. Worked by hand on a
+    tiny function: matching 2 bytes, the copier follows the first `  ` of the text (the
+    indentation of the first copy), so after 4 spaces it writes a 5th instead of `x`;
+    matching 15 bytes, every window of this function is unique, so it copies it whole."""
+    import importlib.util
+
+    import numpy as np
+
+    from speclab.gpt import GPTConfig
+    from speclab.train import copy_test_prompts
+    from speclab.weights import init_params, save
+
+    script = Path(__file__).parent.parent / "benchmarks" / "copy_test_needs.py"
+    spec = importlib.util.spec_from_file_location("copy_test_needs", script)
+    needs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(needs)
+    [(prompt, rest)] = copy_test_prompts([b"def f(a):\n    x = a\n    y = a\n    return x\n"])
+    assert bytes(prompt).endswith(b"\n\ndef f(a):\n") and rest.startswith(b"    x = a\n")
+    assert needs.lookup_copy(prompt, rest, 2, earliest=True) == 4
+    assert needs.lookup_copy(prompt, rest, 15, earliest=True) == len(rest)
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)  # too short for the test
+    save(tmp_path / "tiny.npz", init_params(config, np.random.default_rng(0)), config)
+    result = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "tiny.npz")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stdout.count("n = 15:") == 2  # both rules, up to the longest n indexed
+    assert "tiny.npz: the model's context is too short" in result.stdout

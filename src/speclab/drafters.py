@@ -52,14 +52,15 @@ class PromptLookupDrafter:
     Which match: the most recent one, and its continuation runs on past the end of the text
     (so a repeating run of period p is continued for all k tokens, not only p). When a text is being copied or edited, the latest
     occurrence of a phrase is usually the passage being copied from (and a repeating
-    pattern continues from its last repetition); Hugging Face picks the earliest instead.
+    pattern continues from its last repetition); Hugging Face picks the earliest instead
+    (`earliest=True`: what a copy of a passage at the very start of the text wants).
 
     Cost: an index from each n-gram to the position that followed its latest occurrence,
     updated once per new token (O(max_ngram) work), so a proposal is a dictionary look-up
     whatever the length of the text, not a rescan of the history.
     """
 
-    def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1, earliest: bool = False):
         for name, value in (("max_ngram", max_ngram), ("min_ngram", min_ngram)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -70,13 +71,14 @@ class PromptLookupDrafter:
         if min_ngram > max_ngram:
             raise ValueError(f"min_ngram {min_ngram} is larger than max_ngram {max_ngram}")
         self.max_ngram, self.min_ngram = int(max_ngram), int(min_ngram)
-        self.name = f"lookup (n = {self.max_ngram}..{self.min_ngram})"
+        self.earliest = bool(earliest)
+        self.name = f"lookup (n = {self.max_ngram}..{self.min_ngram}{', earliest' * self.earliest})"
         self.reset()
 
     def reset(self):
         self._tokens: list[int] = []
         # one dictionary for every n: key (n, the n tokens packed into one int) -> index of
-        # the token that followed the n-gram's latest occurrence
+        # the token that followed the n-gram's latest (or, with earliest, first) occurrence
         self._index: dict[int, int] = {}
 
     def _sync(self, tokens):
@@ -91,13 +93,14 @@ class PromptLookupDrafter:
         as_token_list(tokens[len(self._tokens) :], "tokens")  # clear errors for bad new ids
         start = max(0, len(self._tokens) - 1)
         self._tokens = tokens
-        index, min_n, max_n = self._index, self.min_ngram, self.max_ngram
+        index, min_n, max_n, latest = self._index, self.min_ngram, self.max_ngram, not self.earliest
         for end in range(start, len(tokens) - 1):  # n-grams ending at `end`, followed by end + 1
             packed = 0  # the n-gram as one int: 8 bits a token, the newest in the lowest bits
             for n in range(1, min(max_n, end + 1) + 1):
                 packed |= tokens[end + 1 - n] << (8 * (n - 1))
-                if n >= min_n:
-                    index[packed << 4 | n] = end + 1  # n < 16 in the low 4 bits of the key
+                key = packed << 4 | n  # n < 16 in the low 4 bits of the key
+                if n >= min_n and (latest or key not in index):
+                    index[key] = end + 1
 
     def prepare(self, tokens) -> None:
         """Index a prompt before decoding starts (the decoder counts it as prefill)."""

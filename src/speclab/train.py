@@ -433,6 +433,16 @@ def held_out_functions(val: np.ndarray, n: int = 8, max_len: int = 400) -> list[
     return found[::step][:n]
 
 
+def copy_test_prompts(functions: list[bytes]) -> list[tuple[list[int], bytes]]:
+    """(prompt, what a copier should write next) for each function of the copy test: the
+    function, a blank line and its first line; then the rest of the function."""
+    pairs = []
+    for function in functions:
+        first_line = function[: function.index(b"\n") + 1]
+        pairs.append((list(function + b"\n" + first_line), function[len(first_line) :]))
+    return pairs
+
+
 def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
     """Greedy bytes reproduced when a prompt starts to repeat a function it has just seen.
 
@@ -442,10 +452,7 @@ def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
     from speclab.gpt import forward
 
     copied, lengths = [], []
-    for function in functions:
-        first_line = function[: function.index(b"\n") + 1]
-        prompt = list(function + b"\n" + first_line)
-        rest = function[len(first_line) :]
+    for prompt, rest in copy_test_prompts(functions):
         if len(prompt) + len(rest) > config.n_ctx:
             continue
         cache = KVCache(config, dtype=params["wte"].dtype)

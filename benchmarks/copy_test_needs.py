@@ -1,0 +1,68 @@
+"""What the copy test asks of a copier: how many bytes back it must match.
+
+The copy test (benchmarks/model_report.py) gives a target a held-out function, a blank line
+and the function's first line, and counts the bytes greedy decoding then reproduces before its
+first mistake. Here the same test is taken by a perfect copier with no model at all: prompt
+lookup (`speclab.drafters.PromptLookupDrafter`, one byte at a time) that matches the last n
+bytes (fewer if n do not occur earlier) and copies what followed their earliest occurrence
+(the function itself comes first in the text) or their latest. Code repeats itself (`\\n    `
+starts many lines, `self.` many names), so a copier that matches few bytes jumps to the wrong
+place; the table shows how many bytes of match the test's goal (a median of 90 % of each
+function, half of them whole) needs. Then, for comparison, the targets given.
+Run: .venv/bin/python benchmarks/copy_test_needs.py [WEIGHTS.npz ...] (default: the shipped target)
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from speclab.cli import run_script
+from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
+from speclab.paths import weights_dir
+from speclab.train import copy_score, copy_test_prompts, held_out_functions, load_corpus
+from speclab.weights import load
+
+
+def lookup_copy(prompt: list[int], rest: bytes, n: int, earliest: bool) -> int:
+    """Bytes of `rest` a prompt-lookup copier reproduces before its first mistake."""
+    drafter, tokens = PromptLookupDrafter(max_ngram=n, earliest=earliest), list(prompt)
+    for right, expected in enumerate(rest):
+        if drafter.propose(tokens, 1) != [expected]:
+            return right
+        tokens.append(expected)
+    return len(rest)
+
+
+def summary(copied: list[int], lengths: list[int]) -> str:
+    median = np.median(np.divide(copied, lengths))
+    whole = sum(c == n for c, n in zip(copied, lengths, strict=True))
+    return f"median {median:4.0%}, {whole} whole   {copied}"
+
+
+def main() -> None:
+    functions = held_out_functions(load_corpus()["val"])
+    pairs = copy_test_prompts(functions)
+    lengths = [len(rest) for _, rest in pairs]
+    print(
+        f"copy test: {len(pairs)} held-out functions, {lengths} bytes to copy after their first line"
+    )
+    for earliest in (True, False):
+        which = "earliest" if earliest else "latest"
+        print(f"a perfect copier matching the last n bytes, copying their {which} occurrence:")
+        for n in range(2, MAX_NGRAM + 1):
+            copied = [lookup_copy(prompt, rest, n, earliest) for prompt, rest in pairs]
+            print(f"   n = {n:2d}: {summary(copied, lengths)}")
+    for path in sys.argv[1:] or [str(weights_dir() / "target.npz")]:
+        model = load(path)
+        score = copy_score(model.params, model.config, functions)
+        name = Path(path).name if sys.argv[1:] else "the shipped target"
+        if len(score["bytes_copied"]) < len(functions):
+            print(f"{name}: the model's context is too short for some of the functions")
+            continue
+        step = model.meta.get("trained_steps")
+        print(f"{name} (step {step}): {summary(score['bytes_copied'], lengths)}")
+
+
+if __name__ == "__main__":
+    run_script(main, "copy_test_needs.py")
