@@ -796,3 +796,36 @@ def test_copy_test_needs_a_long_match_where_code_repeats_itself(tmp_path):
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert result.stdout.count("n = 15:") == 2  # both rules, up to the longest n indexed
     assert "tiny.npz: the model's context is too short" in result.stdout
+
+
+def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
+    """README's sentence on the copy test's demand, recomputed with the benchmark's copier."""
+    import importlib.util
+    import re
+
+    import numpy as np
+
+    from speclab.train import copy_test_prompts, held_out_functions, load_corpus
+
+    script = Path(__file__).parent.parent / "benchmarks" / "copy_test_needs.py"
+    spec = importlib.util.spec_from_file_location("copy_test_needs", script)
+    needs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(needs)
+    pairs = copy_test_prompts(held_out_functions(load_corpus()["val"]))
+    lengths = np.array([len(rest) for _, rest in pairs])
+
+    def median(n):
+        copied = np.array([needs.lookup_copy(prompt, rest, n, True) for prompt, rest in pairs])
+        return f"{np.median(copied / lengths):.0%}".replace("%", " %"), int(sum(copied == lengths))
+
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    (m4, _), (m7, _), (m8, _), (m15, whole15) = median(4), median(7), median(8), median(15)
+    expected = (
+        f"a median of {m4} of each function at n = 4, {m8} at n = 8, and meets the goal only at "
+        f"n = 15 ({m15}, {whole15} functions whole)"
+    )
+    assert expected in readme
+    assert re.search(rf"at n = 7 \({m7}\) and at n = 8", readme)
+    for n in range(2, 15):  # "only at n = 15": no shorter match meets the goal
+        share, whole = median(n)
+        assert int(share.split()[0]) < 90 or whole < len(pairs) / 2
