@@ -41,6 +41,8 @@ def summary(copied: list[int], lengths: list[int]) -> str:
 
 
 def main() -> None:
+    paths = sys.argv[1:] or [str(weights_dir() / "target.npz")]
+    models = [load(path) for path in paths]  # a missing or damaged file stops here, at once
     functions = held_out_functions(load_corpus()["val"])
     pairs = copy_test_prompts(functions)
     lengths = [len(rest) for _, rest in pairs]
@@ -53,8 +55,7 @@ def main() -> None:
         for n in range(2, MAX_NGRAM + 1):
             copied = [lookup_copy(prompt, rest, n, earliest) for prompt, rest in pairs]
             print(f"   n = {n:2d}: {summary(copied, lengths)}")
-    for path in sys.argv[1:] or [str(weights_dir() / "target.npz")]:
-        model = load(path)
+    for path, model in zip(paths, models, strict=True):
         score = copy_score(model.params, model.config, functions)
         name = Path(path).name if sys.argv[1:] else "the shipped target"
         if len(score["bytes_copied"]) < len(functions):
