@@ -765,23 +765,29 @@ def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a
     assert "nan" not in result.stdout and "greedy after" in result.stdout
 
 
+def _copy_test_needs():
+    """benchmarks/copy_test_needs.py, its path and the module (benchmarks/ is no package)."""
+    import importlib.util
+
+    script = Path(__file__).parent.parent / "benchmarks" / "copy_test_needs.py"
+    spec = importlib.util.spec_from_file_location("copy_test_needs", script)
+    needs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(needs)
+    return script, needs
+
+
 def test_copy_test_needs_a_long_match_where_code_repeats_itself(tmp_path):
     """benchmarks/copy_test_needs.py: a perfect copier of the copy test. Worked by hand on a
     tiny function: matching 2 bytes, the copier follows the first `  ` of the text (the
     indentation of the first copy), so after 4 spaces it writes a 5th instead of `x`;
     matching 15 bytes, every window of this function is unique, so it copies it whole."""
-    import importlib.util
-
     import numpy as np
 
     from speclab.gpt import GPTConfig
     from speclab.train import copy_test_prompts
     from speclab.weights import init_params, save
 
-    script = Path(__file__).parent.parent / "benchmarks" / "copy_test_needs.py"
-    spec = importlib.util.spec_from_file_location("copy_test_needs", script)
-    needs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(needs)
+    script, needs = _copy_test_needs()
     [(prompt, rest)] = copy_test_prompts([b"def f(a):\n    x = a\n    y = a\n    return x\n"])
     assert bytes(prompt).endswith(b"\n\ndef f(a):\n") and rest.startswith(b"    x = a\n")
     assert needs.lookup_copy(prompt, rest, 2, earliest=True) == 4
@@ -800,17 +806,13 @@ def test_copy_test_needs_a_long_match_where_code_repeats_itself(tmp_path):
 
 def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
     """README's sentence on the copy test's demand, recomputed with the benchmark's copier."""
-    import importlib.util
     import re
 
     import numpy as np
 
     from speclab.train import copy_test_prompts, held_out_functions, load_corpus
 
-    script = Path(__file__).parent.parent / "benchmarks" / "copy_test_needs.py"
-    spec = importlib.util.spec_from_file_location("copy_test_needs", script)
-    needs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(needs)
+    _, needs = _copy_test_needs()
     pairs = copy_test_prompts(held_out_functions(load_corpus()["val"]))
     lengths = np.array([len(rest) for _, rest in pairs])
 
