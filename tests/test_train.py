@@ -469,3 +469,39 @@ def test_top_level_rows_start_at_a_line_in_column_0():
     assert all(row.astype(np.uint8).tobytes().startswith(b"class C") for row in inputs)
     inputs, _ = batch(text, 50, 40, np.random.default_rng(0), TrainConfig(copy_fraction=0.0))
     assert sum(row.astype(np.uint8).tobytes().startswith(b"class C") for row in inputs) < 25
+
+
+def test_a_grown_model_computes_what_the_trained_one_did_and_only_depth_may_grow():
+    from speclab.train import grown
+
+    old = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=32)
+    rng = np.random.default_rng(3)
+    params = init_params(old, rng, dtype=np.float64)
+    for value in (params["wte"], params["h"][1]["mlp"]["c_proj"]["b"]):  # not an initial model
+        value += rng.standard_normal(value.shape)
+    new = GPTConfig(n_layer=5, n_head=2, n_embd=16, n_ctx=32)
+    deeper = grown(params, old, new, np.random.default_rng(0))
+    assert len(deeper["h"]) == 5 and deeper["h"][:2] == params["h"]
+    assert np.abs(deeper["h"][4]["attn"]["c_attn"]["w"]).max() > 0  # new blocks can learn
+    tokens = rng.integers(0, 256, size=20)
+    np.testing.assert_array_equal(forward(deeper, new, tokens), forward(params, old, tokens))
+    for other in (GPTConfig(1, 2, 16, 32), GPTConfig(3, 2, 32, 32), GPTConfig(3, 4, 16, 32),
+                  GPTConfig(3, 2, 16, 64)):  # fmt: skip
+        with pytest.raises(ValueError, match="only more layers"):
+            grown(params, old, other, np.random.default_rng(0))
+
+
+def test_init_from_a_shallower_weights_file_trains_the_grown_model(tmp_path):
+    first, out, second = tmp_path / "first", tmp_path / "w.npz", tmp_path / "second"
+    assert run_train("smoke", "--smoke", "--run-dir", first, "--out", out).returncode == 0
+    deeper = tmp_path / "deeper.npz"
+    result = run_train("smoke", "--smoke", "--run-dir", second, "--init-from", out,
+                       "--set", "n_layer=3", "--out", deeper)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    model = load(deeper)
+    assert model.config.n_layer == 3
+    assert model.meta["started_from"]["n_layer"] == 1
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "third", "--init-from", out,
+                       "--set", "n_embd=32")  # fmt: skip
+    assert result.returncode == 1 and "only more layers" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -557,15 +557,34 @@ def _start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
     from speclab.weights import load
 
     model = load(path, dtype=np.float32)
-    if model.config != config:
-        raise ValueError(f"{path} holds a model of another shape ({model.config}); "
-                         f"this recipe trains {config}")  # fmt: skip
     params = model.params
+    if model.config != config:
+        params = grown(params, model.config, config, np.random.default_rng(cfg.seed), path)
     state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
     start = {"weights": str(path), "trained_steps": model.meta.get("trained_steps"),
-             "val_bits_per_byte": model.meta.get("val_bits_per_byte")}  # fmt: skip
+             "val_bits_per_byte": model.meta.get("val_bits_per_byte"),
+             "n_layer": model.config.n_layer}  # fmt: skip
     log = {"config": asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
     return params, state, 0, np.random.default_rng(cfg.seed), log
+
+
+def grown(params, old: GPTConfig, new: GPTConfig, rng, path: Path = Path("the weights")):
+    """A deeper model that computes exactly what params compute: new blocks go on top.
+
+    Each new block starts as GPT-2 initialises one, except that its two output projections
+    (attention and MLP) are zero, so it adds nothing to the residual stream until training
+    moves them. Only n_layer may grow; the width, heads and context must match.
+    """
+    same_but_depth = (old.n_head, old.n_embd, old.n_ctx, old.n_vocab) == (
+        new.n_head, new.n_embd, new.n_ctx, new.n_vocab)  # fmt: skip
+    if not same_but_depth or new.n_layer < old.n_layer:
+        raise ValueError(f"{path} holds a model of another shape ({old}); this recipe trains "
+                         f"{new} (only more layers can be added to a trained model)")  # fmt: skip
+    fresh = init_params(new, rng, dtype=np.float32)
+    for block in fresh["h"][old.n_layer :]:
+        for part in ("attn", "mlp"):
+            block[part]["c_proj"]["w"][:] = 0
+    return {**params, "h": list(params["h"]) + fresh["h"][old.n_layer :]}
 
 
 class RecipeMismatch(Exception):
