@@ -33,7 +33,14 @@ from speclab.backprop import attention_maps
 from speclab.cli import run_script
 from speclab.gpt import forward
 from speclab.paths import weights_dir
-from speclab.train import LETTERS, copy_probes, few_letters, held_out_functions, load_corpus
+from speclab.train import (
+    LETTERS,
+    context_needed,
+    copy_probes,
+    few_letters,
+    held_out_functions,
+    load_corpus,
+)
 from speclab.weights import load
 
 
@@ -78,17 +85,6 @@ def heads(model, pieces: list[bytes], separator: bytes) -> np.ndarray:
         backs = (shift - 1, 1, 2, 3)
         per_piece.append(np.stack([maps[..., t, t - back] for back in backs], -1).mean(-2))
     return np.mean(per_piece, axis=0)
-
-
-def context_needed(first: bytes, j: int) -> int:
-    """How many bytes just before first[j] a copier must match to be sure of first[j]: the
-    least n for which every place in first that follows those n bytes holds the same byte."""
-    for n in range(1, j + 1):
-        key = first[j - n : j]
-        following = {first[k] for k in range(n, len(first)) if first[k - n : k] == key}
-        if len(following) == 1:
-            return n
-    return j + 1
 
 
 def random_letters(model, rng, n: int = 6, length: int = 150, few: bool = False) -> float:

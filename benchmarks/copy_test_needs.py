@@ -20,7 +20,13 @@ import numpy as np
 from speclab.cli import run_script
 from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
 from speclab.paths import weights_dir
-from speclab.train import copy_score, copy_test_prompts, held_out_functions, load_corpus
+from speclab.train import (
+    context_needed,
+    copy_score,
+    copy_test_prompts,
+    held_out_functions,
+    load_corpus,
+)
 from speclab.weights import load
 
 
@@ -63,6 +69,24 @@ def main() -> None:
             continue
         step = model.meta.get("trained_steps")
         print(f"{name} (step {step}): {summary(score['bytes_copied'], lengths)}")
+        for function, right, mistake in zip(
+            functions, score["bytes_copied"], score["first_mistakes"], strict=True
+        ):
+            if mistake is not None:
+                print("      " + where_it_broke(function, right, mistake))
+
+
+def where_it_broke(function: bytes, right: int, mistake: dict) -> str:
+    """One line on a first mistake: the bytes before it, the byte wanted and the byte chosen
+    (with the model's probabilities), and how far back a perfect copier must match there."""
+    j = function.index(b"\n") + 1 + right  # the mistake's place in the first copy
+    before = function[max(0, j - 24) : j].decode("utf-8", "replace")
+    wanted, chose = (chr(mistake[k]) for k in ("wanted", "chose"))
+    return (
+        f"after {before!r}: wanted {wanted!r} (P {mistake['p_wanted']:.2f}), "
+        f"chose {chose!r} (P {mistake['p_chose']:.2f}); "
+        f"a copier needs {context_needed(function, j)} bytes there"
+    )
 
 
 if __name__ == "__main__":

@@ -831,3 +831,15 @@ def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
     for n in range(2, 15):  # "only at n = 15": no shorter match meets the goal
         share, whole = median(n)
         assert int(share.split()[0]) < 90 or whole < len(pairs) / 2
+
+
+def test_copy_test_needs_says_where_a_copy_broke_and_what_a_copier_needs_there():
+    _, needs = _copy_test_needs()
+    function = b"def f(a):\n    x = a\n    y = a\n    return x\n"
+    mistake = {"chose": ord("x"), "p_chose": 0.6, "wanted": ord("y"), "p_wanted": 0.3}
+    line = needs.where_it_broke(function, 14, mistake)  # right: "    x = a\n    "
+    # "a\n    " to " = a\n    " are followed by y and by r; "x = a\n    " by y alone
+    assert line == (
+        "after 'def f(a):\\n    x = a\\n    ': wanted 'y' (P 0.30), chose 'x' (P 0.60); "
+        "a copier needs 10 bytes there"
+    )

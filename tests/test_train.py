@@ -505,3 +505,39 @@ def test_init_from_a_shallower_weights_file_trains_the_grown_model(tmp_path):
                        "--set", "n_embd=32")  # fmt: skip
     assert result.returncode == 1 and "only more layers" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
+    """The copy test against an uncached forward: the bytes counted are those plain argmax
+    reproduces, and the recorded first mistake is that forward's argmax and probabilities."""
+    from speclab.gpt import softmax
+    from speclab.train import copy_score, copy_test_prompts, held_out_functions, load_corpus
+    from speclab.weights import load_target
+
+    model = load_target()
+    params, config = model.params, model.config
+    functions = held_out_functions(load_corpus()["val"])[2:5:2]  # short right runs, mistakes
+    score = copy_score(params, config, functions)
+    pairs = copy_test_prompts(functions)
+    for (prompt, rest), right, mistake in zip(
+        pairs, score["bytes_copied"], score["first_mistakes"], strict=True
+    ):
+        p = softmax(forward(params, config, prompt + list(rest[:right]))[-1])
+        assert all(  # every byte before it was the argmax
+            int(np.argmax(forward(params, config, prompt + list(rest[:i]))[-1])) == rest[i]
+            for i in range(right)
+        )
+        assert 0 < right < len(rest)
+        assert mistake["chose"] == int(np.argmax(p)) != rest[right] == mistake["wanted"]
+        assert mistake["p_chose"] == pytest.approx(p[mistake["chose"]], abs=1e-3)
+        assert mistake["p_wanted"] == pytest.approx(p[rest[right]], abs=1e-3)
+
+
+def test_context_needed_is_the_shortest_match_that_settles_the_next_byte():
+    from speclab.train import context_needed
+
+    text = b"ab_x ab_y cb_x"
+    assert context_needed(text, 13) == 3  # "_" and "b_" are followed by x and y; "cb_" by x
+    assert context_needed(text, 8) == 4  # "ab_" is followed by x and y; " ab_" by y alone
+    assert context_needed(text, 10) == 2  # " " by a and c; "y " by c alone
+    assert context_needed(text, 3) == 4  # all 3 bytes before it are not enough: j + 1

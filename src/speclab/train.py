@@ -443,6 +443,17 @@ def copy_test_prompts(functions: list[bytes]) -> list[tuple[list[int], bytes]]:
     return pairs
 
 
+def context_needed(first: bytes, j: int) -> int:
+    """How many bytes just before first[j] a copier must match to be sure of first[j]: the
+    least n for which every place in first that follows those n bytes holds the same byte."""
+    for n in range(1, j + 1):
+        key = first[j - n : j]
+        following = {first[k] for k in range(n, len(first)) if first[k - n : k] == key}
+        if len(following) == 1:
+            return n
+    return j + 1
+
+
 def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
     """Greedy bytes reproduced when a prompt starts to repeat a function it has just seen.
 
@@ -451,24 +462,30 @@ def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
     """
     from speclab.gpt import forward
 
-    copied, lengths = [], []
+    copied, lengths, mistakes = [], [], []
     for prompt, rest in copy_test_prompts(functions):
         if len(prompt) + len(rest) > config.n_ctx:
             continue
         cache = KVCache(config, dtype=params["wte"].dtype)
         logits = forward(params, config, prompt, cache)
-        n_right = 0
+        n_right, mistake = 0, None
         for expected in rest:
             token = int(np.argmax(logits[-1]))
             if token != expected:
+                p = np.exp(logits[-1] - logits[-1].max())
+                p /= p.sum()
+                mistake = {"chose": token, "p_chose": round(float(p[token]), 3),
+                           "wanted": int(expected), "p_wanted": round(float(p[expected]), 3)}  # fmt: skip
                 break
             n_right += 1
             logits = forward(params, config, [token], cache)
         copied.append(n_right)
         lengths.append(len(rest))
+        mistakes.append(mistake)
     return {
         "bytes_copied": copied,
         "bytes_to_copy": lengths,
+        "first_mistakes": mistakes,  # per function: what greedy chose and wanted, or None
         "fraction_copied": float(np.sum(copied) / max(1, np.sum(lengths))),
         "functions_copied_whole": int(sum(c == n for c, n in zip(copied, lengths, strict=True))),
     }
