@@ -36,8 +36,10 @@ def main():
             gap = copy_gap(model.params, config.n_head, copy_probes(val, config.n_ctx, far=far))
             print(
                 f"   copy gap, repeat {where}: {gap['gap']:.2f} bits/byte "
-                f"(first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f})"
+                f"(first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f}: the repeat "
+                f"removes {1 - gap['second'] / gap['first']:.0%} of the first's surprise)"
             )
+        print("   (a copy gap can be no larger than the first occurrence's bits per byte)")
         copy = copy_score(model.params, config, functions)
         shares = np.divide(copy["bytes_copied"], copy["bytes_to_copy"])
         if len(shares):

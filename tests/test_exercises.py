@@ -843,3 +843,32 @@ def test_copy_test_needs_says_where_a_copy_broke_and_what_a_copier_needs_there()
         "after 'def f(a):\\n    x = a\\n    ': wanted 'y' (P 0.30), chose 'x' (P 0.60); "
         "a copier needs 10 bytes there"
     )
+
+
+def test_readme_bounds_the_copy_gap_by_the_first_occurrence_as_measured():
+    """README: the copy gap cannot exceed the first occurrence's bits per byte; the figures
+    it quotes are the shipped target's, recomputed here on the same probes."""
+    import numpy as np
+
+    from speclab.train import copy_gap, copy_probes, load_corpus
+    from speclab.weights import load_target
+
+    model = load_target(dtype=np.float32)
+    val = load_corpus()["val"]
+    near, far = (
+        copy_gap(model.params, model.config.n_head, copy_probes(val, model.config.n_ctx, far=f))
+        for f in (False, True)
+    )
+    removed = [f"{1 - g['second'] / g['first']:.0%}".replace("%", " %") for g in (near, far)]
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    assert (
+        f"the first occurrence costs the target {near['first']:.2f} bits per byte near the start "
+        f"of the context, so a gap of 1.5 there would need a repeat that costs at most "
+        f"{near['first'] - 1.5:.3f} bits per byte"
+    ) in readme
+    assert (
+        f"At three quarters of the context the first occurrence costs {far['first']:.2f}, and "
+        f"the repeat would have to cost at most {far['first'] - 1.5:.2f}. The target's repeat "
+        f"costs {near['second']:.2f} ({far['second']:.2f} at three quarters): it removes "
+        f"{removed[0]} ({removed[1]}) of the first occurrence's surprise"
+    ) in readme
