@@ -616,7 +616,8 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     so that two recipes can be compared at equal steps and either run resumed later.
     init_from: a new run_dir starts from another run's checkpoint (weights, AdamW state,
     step, generator and history) and goes on with this recipe; the log records what changed.
-    Given a weights file instead (no optimiser state), the run starts at step 0 from them.
+    Given a weights file instead (no optimiser state), the run starts at step 0 from them;
+    a model with fewer layers than the recipe is grown first (`grown`).
     """
     from tqdm.auto import tqdm
 
@@ -757,7 +758,8 @@ def add_arguments(parser):
     )  # fmt: skip
     parser.add_argument(
         "--init-from", type=Path, default=None, metavar="CHECKPOINT",
-        help="start a new --run-dir from another run's checkpoint (or from a weights file, at step 0)",
+        help="start a new --run-dir from another run's checkpoint, or at step 0 from a weights "
+        "file (one with fewer layers than the recipe grows: new layers on top, starting as the identity)",
     )  # fmt: skip
     parser.add_argument(
         "--smoke", action="store_true", help="the tiny recipe, a few steps (for tests)"
