@@ -80,8 +80,8 @@ def where_it_broke(function: bytes, right: int, mistake: dict) -> str:
     """One line on a first mistake: the bytes before it, the byte wanted and the byte chosen
     (with the model's probabilities), and how far back a perfect copier must match there."""
     j = function.index(b"\n") + 1 + right  # the mistake's place in the first copy
-    before = function[max(0, j - 24) : j].decode("utf-8", "replace")
-    wanted, chose = (chr(mistake[k]) for k in ("wanted", "chose"))
+    before = function[max(0, j - 24) : j]  # bytes: a cut never splits a character wrongly
+    wanted, chose = (bytes([mistake[k]]) for k in ("wanted", "chose"))
     return (
         f"after {before!r}: wanted {wanted!r} (P {mistake['p_wanted']:.2f}), "
         f"chose {chose!r} (P {mistake['p_chose']:.2f}); "

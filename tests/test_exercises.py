@@ -840,7 +840,7 @@ def test_copy_test_needs_says_where_a_copy_broke_and_what_a_copier_needs_there()
     line = needs.where_it_broke(function, 14, mistake)  # right: "    x = a\n    "
     # "a\n    " to " = a\n    " are followed by y and by r; "x = a\n    " by y alone
     assert line == (
-        "after 'def f(a):\\n    x = a\\n    ': wanted 'y' (P 0.30), chose 'x' (P 0.60); "
+        "after b'def f(a):\\n    x = a\\n    ': wanted b'y' (P 0.30), chose b'x' (P 0.60); "
         "a copier needs 10 bytes there"
     )
 

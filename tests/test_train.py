@@ -483,6 +483,7 @@ def test_a_grown_model_computes_what_the_trained_one_did_and_only_depth_may_grow
     deeper = grown(params, old, new, np.random.default_rng(0))
     assert len(deeper["h"]) == 5 and deeper["h"][:2] == params["h"]
     assert np.abs(deeper["h"][4]["attn"]["c_attn"]["w"]).max() > 0  # new blocks can learn
+    assert deeper["h"][4]["attn"]["c_attn"]["w"].dtype == np.float64  # the model's own dtype
     tokens = rng.integers(0, 256, size=20)
     np.testing.assert_array_equal(forward(deeper, new, tokens), forward(params, old, tokens))
     for other in (GPTConfig(1, 2, 16, 32), GPTConfig(3, 2, 32, 32), GPTConfig(3, 4, 16, 32),

@@ -460,7 +460,7 @@ def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
     Prompt: the function, a blank line, and the function's first line. Counted: how many of
     the remaining bytes greedy decoding reproduces before its first mistake.
     """
-    from speclab.gpt import forward
+    from speclab.gpt import forward, softmax
 
     copied, lengths, mistakes = [], [], []
     for prompt, rest in copy_test_prompts(functions):
@@ -472,8 +472,7 @@ def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
         for expected in rest:
             token = int(np.argmax(logits[-1]))
             if token != expected:
-                p = np.exp(logits[-1] - logits[-1].max())
-                p /= p.sum()
+                p = softmax(logits[-1])
                 mistake = {"chose": token, "p_chose": round(float(p[token]), 3),
                            "wanted": int(expected), "p_wanted": round(float(p[expected]), 3)}  # fmt: skip
                 break
@@ -597,7 +596,7 @@ def grown(params, old: GPTConfig, new: GPTConfig, rng, path: Path = Path("the we
     if not same_but_depth or new.n_layer < old.n_layer:
         raise ValueError(f"{path} holds a model of another shape ({old}); this recipe trains "
                          f"{new} (only more layers can be added to a trained model)")  # fmt: skip
-    fresh = init_params(new, rng, dtype=np.float32)
+    fresh = init_params(new, rng, dtype=params["wte"].dtype)
     for block in fresh["h"][old.n_layer :]:
         for part in ("attn", "mlp"):
             block[part]["c_proj"]["w"][:] = 0
