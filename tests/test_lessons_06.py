@@ -170,3 +170,23 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     even = break_even_alpha(4, r5, 0.02)
     assert f"needs α above {even:.2f} to pay at k = 4" in key
     assert f"gains only {speedup_with_verify_cost(0.5, 4, r5, 0.02):.2f}" in key
+
+
+def test_exercise_1_key_quotes_the_saved_reports_outcome():
+    """The key's measured outcome (lookup at k = 4, and how much of each scenario's output
+    is a loop) is the saved report's: re-measured, the prose must follow."""
+    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    rows = {r["scenario"]: r for r in decode["results"] if r["method"] == "lookup k=4"}
+    order = ["copy-heavy", "structured", "counting", "free text"]
+    key = " ".join(KEY.read_text(encoding="utf-8").split())
+    alphas = ", ".join(f"{s} {rows[s]['alpha_leviathan']:.2f}" for s in order)
+    speedups = ", ".join(f"{s} {rows[s]['speedup']:.2f}×" for s in order)
+    loop = {s: f"{100 * decode['provenance'][s]['loop']:.0f} %" for s in order}
+    assert f"α {alphas}, and speedups {speedups}." in key
+    assert (
+        f"(a loop: copy-heavy {loop['copy-heavy']} of its output, structured "
+        f"{loop['structured']}, counting {loop['counting']}, free text {loop['free text']})" in key
+    )
+    assert all(rows[s]["speedup"] > 1 for s in order), "the key says every scenario was faster"
+    fastest = max(order, key=lambda s: rows[s]["speedup"])
+    assert fastest != "copy-heavy", "the key says copy-heavy was not the fastest"
