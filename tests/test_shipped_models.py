@@ -83,6 +83,12 @@ def test_readme_states_the_shipped_models_figures(target):
         assert f"{meta['training_seconds'] / 60:.0f} minutes" in readme, model.name
         n_params = sum(int(np.prod(shape)) for shape in param_shapes(model.config).values())
         assert f"({n_params:,} parameters)" in readme, model.name
+    recipe = " ".join(readme.split())
+    stage_1 = target.meta["recipe"]
+    assert (
+        f"rows of {stage_1['n_seq']} bytes at positions 0–{stage_1['n_seq'] - 1} for the first "
+        f"{stage_1['short_steps']:,} steps" in recipe
+    )
 
 
 def test_saved_benchmark_reports_are_for_the_shipped_weights():
