@@ -247,3 +247,94 @@ def test_a_real_handout_prints(tmp_path):
     handout = HANDOUTS[0]
     built = build_page(handout, tmp_path, tmp_path / "figures", pdf=True)
     assert len(built.pdfs) == 2 and all(pdf.stat().st_size > 1000 for pdf in built.pdfs)
+
+
+# --- the output folder and hostile input --------------------------------------------------
+
+
+def _small_lessons(tmp_path):
+    lessons = tmp_path / "lessons"
+    (lessons / "answers").mkdir(parents=True)
+    (lessons / "99_x.md").write_text("# Handout\n\nA question? ______\n", "utf-8")
+    (lessons / "answers" / "99_x.md").write_text("# Key\n\nThe answer is 4.\n", "utf-8")
+    return lessons
+
+
+def test_a_folder_that_is_not_a_build_is_refused_and_kept(tmp_path, capsys):
+    lessons = _small_lessons(tmp_path)
+    mine = tmp_path / "mine"
+    for name in ("thesis.pdf", "home.html", "answers/notes.html", "figures/photo.svg"):
+        (mine / name).parent.mkdir(parents=True, exist_ok=True)
+        (mine / name).write_text("a student's own file", "utf-8")
+    before = sorted(p.relative_to(mine) for p in mine.rglob("*"))
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(mine)])
+    assert status == 1 and "not empty" in capsys.readouterr().err
+    assert sorted(p.relative_to(mine) for p in mine.rglob("*")) == before
+
+
+@pytest.mark.parametrize("inside", [".", "answers", "sub"])
+def test_out_inside_the_lessons_is_refused(tmp_path, inside, capsys):
+    lessons = _small_lessons(tmp_path)
+    sources = sorted(p.read_bytes() for p in lessons.rglob("*.md"))
+    out = lessons / inside
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    assert status == 1 and "inside the lesson folder" in capsys.readouterr().err
+    assert sorted(p.read_bytes() for p in lessons.rglob("*.md")) == sources
+
+
+def test_a_rebuild_removes_only_what_the_last_build_wrote(tmp_path):
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    build_all(lessons, out, pdf=False)
+    (out / "my-notes.html").write_text("kept", "utf-8")  # added by hand after the build
+    (lessons / "98_y.md").write_text("# Another\n\nText.\n", "utf-8")
+    build_all(lessons, out, pdf=False)
+    assert (out / "my-notes.html").read_text("utf-8") == "kept"
+    assert (out / "98_y.html").is_file() and (out / "99_x.html").is_file()
+    (lessons / "98_y.md").unlink()
+    build_all(lessons, out, pdf=False)
+    assert not (out / "98_y.html").exists(), "a page whose lesson is gone is removed"
+    assert (out / "my-notes.html").is_file()
+
+
+def test_a_build_from_before_the_file_list_is_still_rebuilt(tmp_path):
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    build_all(lessons, out, pdf=False)
+    (out / ".speclab-handouts").unlink()  # as a build made before the list existed
+    (out / "old-page.html").write_text("stale", "utf-8")
+    build_all(lessons, out, pdf=False)
+    assert not (out / "old-page.html").exists() and (out / "99_x.html").is_file()
+
+
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (
+            lambda lessons, out: (lessons / "99_x.md").write_bytes(b"# T\n\n\xff\xfe bad\n"),
+            "not UTF-8",
+        ),
+        (lambda lessons, out: out.write_text("a file", "utf-8"), "is a file, not a folder"),
+        (lambda lessons, out: [p.unlink() for p in lessons.rglob("*.md")], "no lessons in"),
+    ],
+)
+def test_bad_input_gets_a_message(tmp_path, setup, message, capsys):
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    setup(lessons, out)
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    assert status == 1 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [
+        ("figure:draft_verify?k=-1", "figure 'draft_verify': k must be"),
+        ("figure:draft_verify?k", "write key=value"),
+        ("figure:draft_verify?k=100000", "numbers up to 1,000"),
+    ],
+)
+def test_bad_figure_values_name_their_line(address, message, tmp_path):
+    markdown_text = f"# Title\n\nText.\n\n![x]({address})\n"
+    with pytest.raises(HandoutError, match=f"line 5: .*{re.escape(message)}"):
+        render_body(markdown_text, tmp_path, "figures")

@@ -5,7 +5,9 @@
 `build/handouts/answers/NAME.html`, so a teacher can print the exercises without the
 answers. Where `/usr/bin/chromium` exists (Debian's package), each page is also printed to
 `NAME-a4.pdf` and `NAME-letter.pdf` by headless Chromium. `build/handouts/index.html`
-links everything.
+links everything. `--out` may name another folder: a new or empty one, or an earlier build,
+of which a rebuild removes only the files that build wrote (listed in `.speclab-handouts`);
+any other folder, or one inside the lessons, is refused untouched.
 
 Figures: a handout asks for a figure from `speclab.figures` with an image whose address
 starts with `figure:`, naming the function without its `_figure` suffix and giving its
@@ -39,7 +41,6 @@ Arabic fonts first, and its banner and page footer in its language.
 import argparse
 import html
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,8 @@ from pathlib import Path
 CHROMIUM = Path("/usr/bin/chromium")
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
+MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
+MARKER = ".speclab-handouts"  # in the output folder: the files the last build wrote
 BLANK = re.compile(r"_{4,}")
 # Headings that open an answer section; they belong in lessons/answers/, not in a handout.
 ANSWER_HEADING = re.compile(r"^\s*(answer key|answers?|solutions?)\b", re.IGNORECASE)
@@ -156,8 +159,17 @@ def parse_figure(src: str) -> FigureRequest:
     name = urllib.parse.unquote(name)
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise HandoutError(f"bad figure name {name!r} in {src!r}")
-    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
-    return FigureRequest(name, tuple((key, _parse_value(value)) for key, value in pairs))
+    try:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError as error:  # e.g. `?k` with no `=`
+        raise HandoutError(f"bad figure address {src!r}: write key=value&key=value") from error
+    kwargs = tuple((key, _parse_value(value)) for key, value in pairs)
+    for key, value in kwargs:
+        for number in value if isinstance(value, tuple) else (value,):
+            if isinstance(number, (int, float)) and not abs(number) <= MAX_FIGURE_NUMBER:
+                raise HandoutError(f"{key}={number} in {src!r}: a figure takes numbers up to "
+                                   f"{MAX_FIGURE_NUMBER:,}")  # fmt: skip
+    return FigureRequest(name, kwargs)
 
 
 def available_figures() -> list[str]:
@@ -183,7 +195,7 @@ def draw_figure(request: FigureRequest, figure_dir: Path) -> Path:
     if not path.exists():
         try:
             figure = function(**dict(request.kwargs))
-        except TypeError as error:
+        except (TypeError, ValueError) as error:  # a wrong keyword, or a value it refuses
             raise HandoutError(f"figure {request.name!r}: {error}") from error
         figure_dir.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, format="svg", bbox_inches="tight")
@@ -418,7 +430,7 @@ def build_page(
     lang: str = "en",
 ) -> Built:
     """One Markdown file -> out_dir/NAME.html (+ NAME-a4.pdf, NAME-letter.pdf when pdf)."""
-    markdown = source.read_text(encoding="utf-8")
+    markdown = _read_lesson(source)
     title = page_title(markdown, source.stem)
     out_dir.mkdir(parents=True, exist_ok=True)
     figure_href = Path(*[".."] * len(out_dir.relative_to(figure_dir.parent).parts), "figures")
@@ -442,13 +454,24 @@ def build_page(
     return Built(source, html_path, tuple(pdfs), title)
 
 
+def _read_lesson(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise HandoutError(
+            f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8"
+        ) from None
+    except OSError as error:
+        raise HandoutError(f"cannot read {path}: {error.strerror or error}") from None
+
+
 def check_no_answers(lessons_dir: Path) -> None:
     """Stop the build if any handout gives away its answer key (same file name in answers/)."""
     problems = []
     for handout in sorted(lessons_dir.glob("*.md")):
         key = lessons_dir / "answers" / handout.name
         if key.exists():
-            leaks = answer_leaks(handout.read_text(encoding="utf-8"), key.read_text("utf-8"))
+            leaks = answer_leaks(_read_lesson(handout), _read_lesson(key))
             problems += [f"{handout}: {leak}" for leak in leaks]
     if problems:
         raise HandoutError("handouts give answers away:\n" + "\n".join(problems))
@@ -459,6 +482,8 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
 
     pdf=None prints PDFs exactly when Chromium is installed.
     """
+    if not lessons_dir.is_dir() or not any(lessons_dir.glob("*.md")):
+        raise HandoutError(f"no lessons in {lessons_dir}: give --lessons a folder of .md files")
     pdf = chromium_available() if pdf is None else pdf
     if pdf and not chromium_available():
         raise HandoutError(f"PDFs need {CHROMIUM} (Debian: apt-get install chromium)")
@@ -470,13 +495,7 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     for _, source_dir, _ in languages:
         check_no_answers(source_dir)
     figure_dir = out_dir / "figures"
-    if out_dir.exists():
-        for stale in [*out_dir.glob("*.html"), *out_dir.glob("*.pdf")]:
-            stale.unlink()
-        shutil.rmtree(figure_dir, ignore_errors=True)
-        shutil.rmtree(out_dir / "answers", ignore_errors=True)
-        for lang in TRANSLATED:
-            shutil.rmtree(out_dir / lang, ignore_errors=True)
+    _clear_earlier_build(out_dir, lessons_dir)
     built = []
     for lang, source_dir, target_dir in languages:
         built += [
@@ -487,8 +506,60 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
             build_page(source, target_dir / "answers", figure_dir, pdf, answers=True, lang=lang)
             for source in sorted((source_dir / "answers").glob("*.md"))
         ]
-    write_index(built, out_dir)
+    index = write_index(built, out_dir)
+    written = [index, *figure_dir.glob("*.svg")]
+    written += [path for page in built for path in (page.html, *page.pdfs)]
+    names = sorted({path.relative_to(out_dir).as_posix() for path in written})
+    (out_dir / MARKER).write_text("\n".join(names) + "\n", encoding="utf-8")
     return built
+
+
+def _clear_earlier_build(out_dir: Path, lessons_dir: Path) -> None:
+    """Remove what an earlier build wrote in out_dir, and nothing else.
+
+    The build lists its files in out_dir/.speclab-handouts. A folder that is not empty and
+    holds no such list (nor an index page from before the list existed) is not a build of
+    the handouts: it is refused, never cleaned, so `--out ~/Documents` cannot cost a file.
+    """
+    out, lessons = out_dir.resolve(), lessons_dir.resolve()
+    if out == lessons or lessons in out.parents:
+        raise HandoutError(f"--out {out_dir} is inside the lesson folder {lessons_dir}: "
+                           "choose a folder outside it (default: build/handouts)")  # fmt: skip
+    if out_dir.exists() and not out_dir.is_dir():
+        raise HandoutError(f"--out {out_dir} is a file, not a folder")
+    if not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    marker = out_dir / MARKER
+    if marker.is_file():
+        earlier = [out_dir / name for name in _read_lesson(marker).split("\n") if name]
+    elif "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
+        # a build from before the list: its pages, PDFs and figures, by their names
+        earlier = [*out_dir.glob("*.html"), *out_dir.glob("*.pdf")]
+        for folder in (
+            "answers",
+            "figures",
+            *TRANSLATED,
+            *(f"{lang}/answers" for lang in TRANSLATED),
+        ):
+            earlier += [*(out_dir / folder).glob("*.html"), *(out_dir / folder).glob("*.pdf")]
+        earlier += [*(out_dir / "figures").glob("*.svg")]
+    else:
+        raise HandoutError(f"--out {out_dir} is not empty and holds no earlier build of the "
+                           "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
+    for path in earlier:
+        if path.resolve().parent.is_relative_to(out) and path.is_file():
+            path.unlink()
+    for folder in sorted({path.parent for path in earlier}, key=lambda p: -len(p.parts)):
+        if folder != out_dir and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+    marker.unlink(missing_ok=True)
+
+
+def _text_or_empty(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def write_index(built: list[Built], out_dir: Path) -> Path:
@@ -553,6 +624,13 @@ def run(args: argparse.Namespace) -> int:
         built = build_all(args.lessons, args.out, pdf=args.pdf)
     except HandoutError as error:
         print(f"handouts: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a read-only or full disk, a folder where a file must go
+        where = f" ({error.filename})" if error.filename else ""
+        print(
+            f"handouts: cannot write the handouts{where}: {error.strerror or error}",
+            file=sys.stderr,
+        )
         return 1
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {CHROMIUM} not found)"
