@@ -159,6 +159,27 @@ def test_unknown_platform_or_python_is_refused_before_anything_is_written(tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_folder_that_is_not_a_pack_is_refused_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "Desktop"
+    (out / "sub").mkdir(parents=True)
+    (out / "grades.xlsx").write_text("a teacher's own file", encoding="utf-8")
+    assert classroom_pack.main(["--this-machine", "--handouts", "none", "--out", str(out)]) == 2
+    assert "is not an earlier pack" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["grades.xlsx", "sub"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Desktop"]
+    file = tmp_path / "a-file"
+    file.write_text("x", encoding="utf-8")
+    assert classroom_pack.main(["--out", str(file)]) == 2
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_this_machine_does_not_quietly_drop_other_choices(tmp_path, capsys):
+    argv = ["--this-machine", "--platforms", "windows-x86_64", "--out", str(tmp_path / "p")]
+    assert classroom_pack.main(argv) == 2
+    assert "leave out --pythons and --platforms" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- which wheels a target needs ------------------------------------------------------------
 
 
@@ -365,6 +386,7 @@ def test_interrupted_build_leaves_the_old_pack_and_nothing_else(tmp_path, monkey
     out = tmp_path / "classroom-pack"
     out.mkdir()
     (out / "old.txt").write_text("the previous pack", encoding="utf-8")
+    (out / "pack-manifest.json").write_text("{}", encoding="utf-8")
 
     def interrupted(*args):
         raise KeyboardInterrupt
@@ -373,7 +395,7 @@ def test_interrupted_build_leaves_the_old_pack_and_nothing_else(tmp_path, monkey
     assert classroom_pack.main(["--this-machine", "--handouts", "none", "--out", str(out)]) == 130
     assert "interrupted: no pack written" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["classroom-pack"]
-    assert [p.name for p in out.iterdir()] == ["old.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["old.txt", "pack-manifest.json"]
 
 
 # --- install.py and install.sh -------------------------------------------------------------

@@ -32,6 +32,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -303,8 +304,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--out", type=Path, default=REPO / "build" / "classroom-pack", help="the pack's folder"
     )
-    parser.add_argument("--platforms", default=",".join(PLATFORMS), help="comma list (all)")
-    parser.add_argument("--pythons", default=",".join(PYTHONS), help="comma list (all)")
+    parser.add_argument("--platforms", default=None, help="comma list (default: all)")
+    parser.add_argument("--pythons", default=None, help="comma list (default: all)")
     parser.add_argument(
         "--this-machine", action="store_true", help="only this computer's Python and platform"
     )
@@ -320,13 +321,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def check_out(out: Path) -> None:
+    """A new build replaces `out` whole: refuse anything but nothing, an empty folder or a pack."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a folder for the pack")
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise UsageError(f"--out {out} is not empty and is not an earlier pack (it has no "
+                         f"{MANIFEST}); the pack replaces its folder whole, so choose a new or "
+                         "empty one (nothing was changed)")  # fmt: skip
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # a terminal closed or a `kill`: clean up as Ctrl-C does
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    signals = [
+        getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)
+    ]  # Windows: no SIGHUP
+    before = {number: signal.signal(number, _interrupt) for number in signals}
+    try:
+        return _main(args)
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         if args.this_machine:
-            python, key = this_machine()
-            args.pythons, args.platforms = python, key
-        targets = targets_for(_comma_list(args.pythons), _comma_list(args.platforms))
+            if args.pythons or args.platforms:
+                raise UsageError("--this-machine chooses the Python and platform itself; "
+                                 "leave out --pythons and --platforms, or leave out --this-machine")  # fmt: skip
+            args.pythons, args.platforms = this_machine()
+        check_out(args.out)
+        pythons = _comma_list(args.pythons) if args.pythons else list(PYTHONS)
+        platforms = _comma_list(args.platforms) if args.platforms else list(PLATFORMS)
+        targets = targets_for(pythons, platforms)
         started = time.perf_counter()
         build_pack(args.out, targets, args.with_test_extras, args.handouts)
     except MissingWheel as error:
