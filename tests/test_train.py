@@ -146,9 +146,29 @@ def test_set_changes_a_field_and_names_a_bad_one():
         with_overrides(cfg, ["shortsteps=3"])
     with pytest.raises(ValueError, match="not a valid int"):
         with_overrides(cfg, ["n_ctx=big"])
-    for bad in ("n_seq=0", "lr=-1", "copy_fraction=1.5", "n_layer=-2"):
-        with pytest.raises(ValueError, match=bad.split("=")[0]):
+    for bad in ("n_seq=0", "lr=-1", "copy_fraction=1.5", "n_layer=-2", "lr=nan", "lr=inf",
+                "grad_clip=0", "weight_decay=-1", "warmup=-1", "min_lr_ratio=-1", "seed=-1",
+                "short_steps=-1", "max_corpus_bytes=-5", "loop_weight=nan", "n_layer=1e400",
+                "n_seq=1.5e0", "n_layer=300"):  # fmt: skip
+        with pytest.raises(ValueError, match=bad.split("=")[0] + "|shape"):
             with_overrides(cfg, [bad])
+    with pytest.raises(ValueError, match="cannot load a model of this shape"):
+        with_overrides(cfg, ["n_layer=300"])  # speclab's loaders refuse it: not after hours
+
+
+def test_out_that_cannot_take_the_weights_is_refused_before_training(tmp_path):
+    run_dir = tmp_path / "run"
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("x")
+    cases = {
+        run_dir / "checkpoint.npz": "is the run's checkpoint",
+        tmp_path / "folder": "is a folder",
+        tmp_path / "file" / "w.npz": "cannot write there",
+    }
+    for out, message in cases.items():
+        result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--out", out)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert not (run_dir / "checkpoint.npz").exists(), "refused before the first step"
 
 
 def test_stop_at_stops_early_and_resumes_on_the_same_schedule(tmp_path):
@@ -169,9 +189,31 @@ def run_train(*args):
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
+def _rewritten(checkpoint, change):
+    """The checkpoint with change(arrays, record) applied: a valid zip with damaged contents."""
+    import json
+
+    with np.load(checkpoint) as archive:
+        arrays = {k: archive[k] for k in archive.files if k != "record"}
+        record = json.loads(str(archive["record"]))
+    change(arrays, record)
+    np.savez(checkpoint, **arrays, record=np.array(json.dumps(record)))
+
+
+CONTENT_DAMAGE = {
+    "no history": lambda a, r: r["log"].pop("history"),
+    "history a dict": lambda a, r: r["log"].update(history={}),
+    "seconds a string": lambda a, r: r["log"].update(seconds="x"),
+    "integer weights": lambda a, r: a.update({"param/wte": a["param/wte"].astype(np.int64)}),
+    "wrong shape": lambda a, r: a.update({"param/wte": a["param/wte"][:-1]}),
+    "a missing part": lambda a, r: [a.pop(k) for k in list(a) if k.startswith("param/h.0.ln_1")],
+    "negative step": lambda a, r: r.update(step=-5),
+}
+
+
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"not a zip file", "truncated", "no record"],
+    [b"", b"not a zip file", "truncated", "no record", *CONTENT_DAMAGE],
 )
 def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
     run_dir = tmp_path / "run"
@@ -183,6 +225,8 @@ def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
         with np.load(checkpoint) as archive:
             arrays = {k: archive[k] for k in archive.files if k != "record"}
         np.savez(checkpoint, **arrays)
+    elif damage in CONTENT_DAMAGE:
+        _rewritten(checkpoint, CONTENT_DAMAGE[damage])
     else:
         checkpoint.write_bytes(damage)
     result = run_train("smoke", "--smoke", "--run-dir", run_dir)

@@ -25,10 +25,12 @@ Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is
 import hashlib
 import json
 import keyword
+import math
 import platform
 import re
 import sys
 import sysconfig
+import tempfile
 import time
 import zipfile
 from dataclasses import asdict, dataclass
@@ -44,7 +46,7 @@ from speclab.backprop import (
 )
 from speclab.gpt import GPTConfig
 from speclab.kv_cache import KVCache
-from speclab.weights import flatten, init_params, save, unflatten
+from speclab.weights import check_params, config_problem, flatten, init_params, save, unflatten
 
 # --- the recipe -------------------------------------------------------------------------
 
@@ -538,6 +540,12 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
             rng = np.random.default_rng()
             rng.bit_generator.state = record["rng"]
             step, log = int(record["step"]), record["log"]
+            if step < 0:
+                raise ValueError(f"its step is {step}")
+            if not (isinstance(log.get("history"), list) and isinstance(log.get("seconds"), (int, float))
+                    and all(isinstance(entry, dict) for entry in log["history"])):  # fmt: skip
+                raise ValueError("its training log is not a log (history, seconds)")
+            check_params(part["param"], GPTConfig(*(cfg.__dict__[k] for k in shape)))
             params = unflatten(part["param"], cfg.n_layer)
             flat = flatten(params)
             for kind in ("m", "v"):
@@ -547,6 +555,8 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                 for kind in ("m", "v"):
                     if part[kind][name].shape != value.shape:
                         raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
+                    if part[kind][name].dtype != value.dtype:
+                        raise ValueError(f"{kind}/{name} has dtype {part[kind][name].dtype}")
     except RecipeMismatch as error:
         raise ValueError(str(error)) from None
     except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError,
@@ -778,11 +788,13 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
             )
         kind = type(fields[name])
         try:
-            changes[name] = kind(float(text)) if kind is int and "e" in text.lower() else kind(text)
+            value = float(text) if kind is float or "e" in text.lower() else int(text)
         except ValueError:
-            raise ValueError(
-                f"--set {setting!r}: {text!r} is not a valid {kind.__name__}"
-            ) from None
+            value = None
+        if value is None or not math.isfinite(value) or kind is int and value != int(value):
+            raise ValueError(f"--set {setting!r}: {text.strip()!r} is not a valid {kind.__name__}"
+                             + (" (a whole number)" if kind is int else ""))  # fmt: skip
+        changes[name] = kind(value)
     cfg = TrainConfig(**(fields | changes))
     positive = ("n_layer", "n_head", "n_embd", "n_ctx", "steps", "batch_tokens", "n_seq",
                 "val_every", "lr")  # fmt: skip
@@ -795,10 +807,37 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         raise ValueError(f"--set loop_rows={cfg.loop_rows}, loop_weight={cfg.loop_weight}: "
                          "loop_rows must be 0 to 64 (each is a greedy continuation, every step), "
                          "loop_weight not negative")  # fmt: skip
-    for name in fractions:
+    for name in (*fractions, "min_lr_ratio"):
         if not 0 <= getattr(cfg, name) <= 1:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
+    for name in ("weight_decay", "warmup", "short_steps", "max_corpus_bytes", "seed"):
+        if getattr(cfg, name) < 0:
+            raise ValueError(f"--set {name}={getattr(cfg, name)}: must not be negative")
+    if cfg.grad_clip <= 0:
+        raise ValueError(f"--set grad_clip={cfg.grad_clip}: must be above 0 (the largest "
+                         "gradient norm let through; 1.0 in every recipe)")  # fmt: skip
+    problem = config_problem(GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx))
+    if problem:  # trained for hours, then refused by every loader: say so before the first step
+        raise ValueError(f"--set: speclab cannot load a model of this shape ({problem})")
     return cfg
+
+
+def _out_problem(out: Path, run_dir: Path) -> str | None:
+    """Why the weights cannot be written to out (checked before hours of training), or None."""
+    if out.resolve() == (run_dir / "checkpoint.npz").resolve():
+        return f"--out {out} is the run's checkpoint; the weights need a file of their own"
+    if out.is_dir():
+        return f"--out {out} is a folder; give a file name, e.g. {out / 'target.npz'}"
+    folder = out.parent
+    if any(p.exists() and not p.is_dir() for p in (folder, *folder.parents)):
+        return f"--out {out}: cannot write there ({folder} is not a folder)"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        return f"--out {out}: cannot write there ({error.strerror or error})"
+    return None
 
 
 def run(args) -> int:
@@ -832,9 +871,16 @@ def run(args) -> int:
         print(f"speclab train: {run_dir} already has a checkpoint, which resumes; "
               "--init-from starts a new --run-dir", file=sys.stderr)  # fmt: skip
         return 2
+    if args.out is not None:
+        problem = _out_problem(args.out, run_dir)
+        if problem:
+            print(f"speclab train: {problem}", file=sys.stderr)
+            return 2
     try:
         log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
                     init_from=args.init_from)  # fmt: skip
+    except BrokenPipeError:
+        raise  # the command line's own handling: a closed pipe ends quietly
     except (ValueError, OSError) as error:
         print(f"speclab train: {error}", file=sys.stderr)
         return 1

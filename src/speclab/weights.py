@@ -117,8 +117,12 @@ def save(path, params: dict, config: GPTConfig, meta: dict | None = None, dtype=
     record["config"] = {key: int(value) for key, value in record["config"].items()}
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, **flat, **{META_KEY: np.array(json.dumps(record))})
-    tmp.replace(path)  # never leave a half-written file under the real name
+    try:
+        np.savez_compressed(tmp, **flat, **{META_KEY: np.array(json.dumps(record))})
+        tmp.replace(path)  # never leave a half-written file under the real name
+    except BaseException:  # a full disk, a folder in the way, Ctrl-C: no stray .tmp.npz either
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def check_params(flat: dict[str, np.ndarray], config: GPTConfig):
