@@ -88,6 +88,7 @@ def test_cli_bad_choice_is_an_argparse_error():
         (["--greedy-tokens", "0"], "--greedy-tokens must be at least 1, got 0"),
         (["--n-past", "-1"], "--n-past must be at least 0, got -1"),
         (["--seed", "-5"], "--seed must be at least 0, got -5"),
+        (["--k", "1000000000"], "--k must be at most 64, got 1000000000"),
     ],
 )
 def test_cli_bench_forward_numbers_are_checked_first(tiny_weights, tmp_path, capsys, monkeypatch,

@@ -603,6 +603,20 @@ def test_a_closed_pipe_ends_the_report_quietly(tmp_path):
     assert err == b""
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_output_to_a_full_disk_or_a_closed_stdout_is_a_message(tmp_path):
+    path = write(tmp_path, "g.csv", GOOD)
+    command = [sys.executable, "-m", "speclab", "check-guesses", str(path)]
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert result.returncode == 1 and b"No space left on device" in result.stderr
+    assert b"Traceback" not in result.stderr
+    closed = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            timeout=60, pass_fds=(), close_fds=True,
+                            preexec_fn=lambda: os.close(1))  # fmt: skip  # `>&-`
+    assert closed.returncode == 0 and b"Traceback" not in closed.stderr, closed.stderr
+
+
 def test_ctrl_c_while_the_subcommands_are_imported_is_one_line(capsys, monkeypatch):
     def interrupted(name):
         raise KeyboardInterrupt

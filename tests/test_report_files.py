@@ -41,3 +41,17 @@ def test_writable_folder_refuses_a_read_only_folder(tmp_path):
 def test_csv_text_is_what_a_csv_file_would_hold():
     rows = [{"a": 1, "b": "x,y", "extra": 3}, {"a": 2, "b": 'say "hi"'}]
     assert csv_text(rows, ["a", "b"]) == 'a,b\r\n1,"x,y"\r\n2,"say ""hi"""\r\n'
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_reports_are_readable_as_any_file_the_user_writes(tmp_path):
+    """mkstemp makes private files (0600); a report follows the umask, as open() would."""
+    previous = os.umask(0o022)
+    try:
+        write_together({tmp_path / "a.json": "{}"})
+        (tmp_path / "b.json").write_text("{}", encoding="utf-8")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == (
+        tmp_path / "b.json"
+    ).stat().st_mode & 0o777

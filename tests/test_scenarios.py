@@ -1,5 +1,7 @@
 """Scenario files: the shipped ones are valid, bad ones fail with clear errors; provenance."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -134,6 +136,18 @@ def test_folder_level_errors(tmp_path):
         load_scenarios(tmp_path, names=["huge"])
     with pytest.raises(ScenarioError, match="no such scenario file"):
         load_scenario(tmp_path / "missing.toml")
+
+
+def test_odd_things_named_toml_are_a_message_not_a_hang(tmp_path):
+    (tmp_path / "folder.toml").mkdir()
+    with pytest.raises(ScenarioError, match="folder.toml: not a regular file"):
+        load_scenario(tmp_path / "folder.toml")
+    if hasattr(os, "mkfifo"):  # reading a pipe with no writer would wait for ever
+        os.mkfifo(tmp_path / "pipe.toml")
+        with pytest.raises(ScenarioError, match="pipe.toml: not a regular file"):
+            load_scenario(tmp_path / "pipe.toml")
+    (tmp_path / "bom.toml").write_bytes("\ufeff".encode() + GOOD.encode())  # Notepad's BOM
+    assert load_scenario(tmp_path / "bom.toml").name == "tiny"
 
 
 def test_prompts_hash_changes_with_any_text(tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from speclab import bench, bench_decode
+from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import writable_folder
 from speclab.scenarios import Scenario, load_scenarios
@@ -53,6 +54,11 @@ LEAST = {"n_past": 0, "repeats": 1, "greedy_tokens": 1, "blas_threads": 1, "seed
          "max_new_tokens": 1, "k": 1}  # fmt: skip
 
 
+# The largest: drafts per round as in `speclab demo` (the adaptive policy's planning and
+# Leviathan's formula take O(k), so a mistyped 10**9 would hang after the timing).
+MOST = {"k": MAX_K}
+
+
 def option_problem(args) -> str | None:
     """What is wrong with the numeric options or --out (None if nothing), found before any
     model is loaded or timed; --out is made and written to once (see report_files)."""
@@ -61,6 +67,8 @@ def option_problem(args) -> str | None:
         for value in given if isinstance(given, list) else [given]:  # --k repeats
             if value is not None and value < least:
                 return f"--{name.replace('_', '-')} must be at least {least}, got {value}"
+            if value is not None and value > MOST.get(name, value):
+                return f"--{name.replace('_', '-')} must be at most {MOST[name]}, got {value}"
     try:
         args.out = writable_folder(args.out or bench_dir())
     except OSError as error:
@@ -91,7 +99,7 @@ def add_decode_arguments(parser):
     group.add_argument("--drafter", action="append", choices=bench_decode.DRAFTERS, default=None,
                        help="only this drafter (repeatable; default: both)")  # fmt: skip
     group.add_argument("--k", type=int, action="append", default=None,
-                       help="fixed k to time (repeatable; default 1 2 4 8)")  # fmt: skip
+                       help="fixed k to time (repeatable; default 1 2 4 8; at most 64)")  # fmt: skip
 
 
 def settings_from_args(args) -> bench_decode.Settings:

@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 2
         status = int(args.run(args) or 0)
-        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        if sys.stdout is not None:  # None: started with stdout closed (`speclab ... >&-`)
+            sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         return status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -62,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return 141  # as a command that the closed pipe's SIGPIPE ended
+    except OSError as error:  # output to a full disk (`> /dev/full`), or a file no command expected
+        _silence_stdout()
+        print(f"speclab: {error}", file=sys.stderr)
+        return 1
     except Exception:
         # Ctrl-C inside a C extension's import comes out as another error: numpy turns it
         # into "Importing the numpy C-extensions failed" and pandas into ImportError.
@@ -82,14 +87,16 @@ def run_script(main, name: str) -> None:
     _escape_what_the_console_cannot_show()
     try:
         status = main()
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         status = 130
     except BrokenPipeError:
         _silence_stdout()
         status = 141
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, TypeError) as error:  # TypeError: a record's field of a wrong kind
+        _silence_stdout()
         print(f"{name}: {error}", file=sys.stderr)
         status = 1
     sys.exit(status or 0)

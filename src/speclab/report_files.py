@@ -51,14 +51,23 @@ def write_together(files: dict[Path, str]) -> None:
     writing (a full disk, a bad value) leaves the old files untouched.
     """
     temporary: dict[Path, Path] = {}
+    mode = 0o666 & ~_umask()  # as open() would make them: mkstemp's files are private (0600)
     try:
         for path, text in files.items():
             handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             temporary[path] = Path(name)
             with os.fdopen(handle, "wb") as stream:
                 stream.write(text.encode("utf-8"))
+            os.chmod(name, mode)
         for path, temp in temporary.items():
             temp.replace(path)
     finally:
         for temp in temporary.values():
             temp.unlink(missing_ok=True)  # already renamed, or left by a failure
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: it is put straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -99,14 +99,18 @@ def _prompt(table, number: int, default_max_new: int, file: str) -> Prompt:
 def load_scenario(path) -> Scenario:
     """Read and check one scenario file (TOML: name, description, max_new_tokens, [[prompts]])."""
     path = Path(path)
+    if path.exists() and not path.is_file():  # a folder named x.toml; a pipe would hang the read
+        raise ScenarioError(f"{path}: not a regular file (a folder, a pipe or a device)")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: Notepad's BOM too
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such scenario file") from None
     except UnicodeDecodeError as error:
         raise ScenarioError(f"{path.name}: not UTF-8 text ({error.reason})") from None
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{path.name}: not valid TOML ({error})") from None
+    except OSError as error:  # unreadable: permissions, a broken disk
+        raise ScenarioError(f"{path}: cannot read it ({error.strerror or error})") from None
     file = path.name
     if unknown := sorted(set(data) - SCENARIO_KEYS):
         raise ScenarioError(
