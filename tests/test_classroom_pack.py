@@ -476,6 +476,14 @@ def test_installer_refuses_an_incomplete_copy(small_pack, manifest):
         pack_install.check_wheels(small_pack, damaged)
 
 
+@pytest.mark.parametrize("text", [b'{"targets": [', b"[]", b"\xff\xfe{", b"{}"])
+def test_installer_refuses_a_damaged_manifest_with_a_message(tmp_path, capsys, text):
+    (tmp_path / "pack-manifest.json").write_bytes(text)  # an interrupted copy, say
+    assert pack_install.main(["--check-only", "--pack", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "Copy the whole pack folder again" in err and "Traceback" not in err
+
+
 def test_installer_can_be_read_by_old_pythons():
     source = (TOOLS / "classroom_pack" / "install.py").read_text(encoding="utf-8")
     ast.parse(source, feature_version=(3, 7))  # so that they can say they are too old

@@ -35,7 +35,19 @@ def read_manifest(pack):
             f"no pack-manifest.json in {pack}: this is not a complete classroom pack. "
             "Copy the whole pack folder again."
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:  # ValueError: bad JSON or bytes that are not UTF-8
+        raise Refusal(
+            f"{path} cannot be read ({error}): the copy of the pack is damaged or was "
+            "interrupted. Copy the whole pack folder again."
+        ) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("targets"), list):
+        raise Refusal(
+            f"{path} is not a classroom pack's manifest (it lists no targets). "
+            "Copy the whole pack folder again."
+        )
+    return manifest
 
 
 def this_computer():
