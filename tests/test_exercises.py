@@ -184,7 +184,7 @@ FILE_ERRORS = [
     ("picture.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
     ("book.csv", b"PK\x03\x04\x14\x00\x06\x00", "workbook"),
     ("latin.csv", "prefix,guess\n,ABÇ\n".encode("latin-1"), "not UTF-8"),
-    ("control.csv", b"prefix,guess\n,AB\x07C\n", "control characters"),
+    ("control.csv", b"prefix,guess\n,AB\x07C\n", "line 2 contains a control character"),
     ("columns.csv", b"prefx,guess\n,ABC\n", "missing column 'prefix'"),
     ("noheader.csv", b",ABX,ABC\n,ABC,ABCD\n", "missing column 'prefix' and 'guess'"),
     ("twice.csv", b"prefix,guess,guess\n,A,B\n", "twice"),

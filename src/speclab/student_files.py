@@ -78,10 +78,15 @@ def read_text(path: Path) -> str:
             name=shown(str(path)),
         )
     text = _decode(raw, path)
-    if any(ord(char) < 32 and char not in "\t\r\n" for char in text):
+    control = next(
+        (i for i, char in enumerate(text) if ord(char) < 32 and char not in "\t\r\n"), None
+    )
+    if control is not None:
+        line = text.count("\n", 0, control) + 1  # the line a text editor shows it on
         raise GuessFileError(
-            N_("{name}: contains control characters: not a CSV text file"), name=shown(str(path))
-        )
+            N_("{name}: line {line} contains a control character ({char}): not a CSV text file"),
+            name=shown(str(path)), line=line, char=f"U+{ord(text[control]):04X}",
+        )  # fmt: skip
     if not text.strip():
         raise GuessFileError(
             N_("{name}: is empty; it needs a header row: prefix,guess,expected_output"),
