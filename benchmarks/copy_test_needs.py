@@ -12,7 +12,7 @@ function, half of them whole) needs. Then, for comparison, the targets given.
 Run: .venv/bin/python benchmarks/copy_test_needs.py [WEIGHTS.npz ...] (default: the shipped target)
 """
 
-import sys
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +47,10 @@ def summary(copied: list[int], lengths: list[int]) -> str:
 
 
 def main() -> None:
-    paths = sys.argv[1:] or [str(weights_dir() / "target.npz")]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("weights", nargs="*", help="weights files (default: the shipped target)")
+    given = parser.parse_args().weights
+    paths = given or [str(weights_dir() / "target.npz")]
     models = [load(path) for path in paths]  # a missing or damaged file stops here, at once
     functions = held_out_functions(load_corpus()["val"])
     pairs = copy_test_prompts(functions)
@@ -63,7 +66,7 @@ def main() -> None:
             print(f"   n = {n:2d}: {summary(copied, lengths)}")
     for path, model in zip(paths, models, strict=True):
         score = copy_score(model.params, model.config, functions)
-        name = Path(path).name if sys.argv[1:] else "the shipped target"
+        name = Path(path).name if given else "the shipped target"
         if len(score["bytes_copied"]) < len(functions):
             print(f"{name}: the model's context is too short for some of the functions")
             continue

@@ -16,6 +16,7 @@ from pathlib import Path
 from speclab.cli import run_script
 from speclab.decoding import greedy_decode
 from speclab.paths import prompts_dir
+from speclab.report_files import writable_folder
 from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
 from speclab.tokenizer import decode, encode
 from speclab.weights import load, load_target
@@ -39,6 +40,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("build/bench/free_text_candidates.csv"))
     parser.add_argument("--weights", type=Path, default=None, help="default: the shipped target")
     args = parser.parse_args()
+    if args.out.is_dir():
+        raise OSError(f"--out {args.out} is a folder; give a .csv file name")
+    writable_folder(args.out.parent)  # before minutes of decoding, not after
     model = load(args.weights) if args.weights else load_target()
     rows = rank(model, load_scenario(args.candidates))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -336,6 +336,11 @@ def test_init_from_refuses_a_missing_file_a_used_run_dir_and_another_shape(tmp_p
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "z", "--init-from", damaged)
     assert result.returncode == 1 and "give --init-from a run's checkpoint" in result.stderr
     assert "delete it" not in result.stderr  # the advice is not to delete someone's file
+    assert "allow_pickle" not in result.stderr  # nor to load a stranger's file with pickle
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "w", "--init-from", first)
+    assert (
+        result.returncode == 2 and f"its checkpoint is {first / 'checkpoint.npz'}" in result.stderr
+    )
 
 
 def test_scrambled_names_are_random_but_the_same_everywhere():

@@ -521,6 +521,8 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     """
     shape = ("n_layer", "n_head", "n_embd", "n_ctx")
     try:
+        if not zipfile.is_zipfile(path):  # else numpy suggests loading it "unsafely" with pickle
+            raise ValueError("not an .npz archive")
         with np.load(path, allow_pickle=False) as archive:
             record = json.loads(str(archive["record"]))
             saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
@@ -864,6 +866,12 @@ def run(args) -> int:
         print(f"speclab train: {error}", file=sys.stderr)
         return 2
     run_dir = args.run_dir or Path("runs") / name
+    if args.init_from is not None and args.init_from.is_dir():
+        inside = args.init_from / "checkpoint.npz"
+        hint = f"; its checkpoint is {inside}" if inside.is_file() else ""
+        print(f"speclab train: --init-from {args.init_from} is a folder; give a checkpoint.npz "
+              f"or a weights file{hint}", file=sys.stderr)  # fmt: skip
+        return 2
     if args.init_from is not None and not args.init_from.is_file():
         print(f"speclab train: --init-from {args.init_from}: no such checkpoint", file=sys.stderr)
         return 2
