@@ -886,3 +886,22 @@ def test_readme_bounds_the_copy_gap_by_the_first_occurrence_as_measured():
         f"costs {near['second']:.2f} ({far['second']:.2f} at three quarters): it removes "
         f"{removed[0]} ({removed[1]}) of the first occurrence's surprise"
     ) in readme
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check-guesses", ""],
+        ["bench", "forward", "--out", ""],
+        ["handouts", "--out", ""],
+        ["train", "smoke", "--run-dir", ""],
+    ],
+)
+def test_an_empty_path_is_refused_not_taken_for_the_current_folder(
+    argv, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # were "" taken as ".", this folder would be read or written
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2 and "an empty path" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -9,11 +9,11 @@ Neither benchmark imports this module.
 
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
 import numpy as np
 
 from speclab import bench, bench_decode
+from speclab.cli import path_argument
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import writable_folder
@@ -28,7 +28,7 @@ def add_arguments(parser):
         help="forward: cost of one forward vs new positions (lesson 04); "
         "decode: speedup per scenario (lesson 06)",
     )  # fmt: skip
-    parser.add_argument("--weights", type=Path, default=None,
+    parser.add_argument("--weights", type=path_argument, default=None,
                         help="weights file to time (default: the shipped target)")  # fmt: skip
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                         help="compute dtype (decoding uses float64)")  # fmt: skip
@@ -43,7 +43,7 @@ def add_arguments(parser):
                         help="limit BLAS threads (default: forward the library's choice, decode 1)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
     parser.add_argument("--quick", action="store_true", help="few settings and rounds (for tests)")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=path_argument, default=None,
                         help="folder for forward.json/.csv and decode.json/.csv "
                         "(default: build/bench in the clone, where lesson 06 looks)")  # fmt: skip
     add_decode_arguments(parser)
@@ -88,11 +88,11 @@ def run(args) -> int:
 def add_decode_arguments(parser):
     """Options of `speclab bench decode` only."""
     group = parser.add_argument_group("decode (lesson 06)")
-    group.add_argument("--draft-weights", type=Path, default=None,
+    group.add_argument("--draft-weights", type=path_argument, default=None,
                        help="draft model file (default: the shipped draft)")  # fmt: skip
     group.add_argument("--scenario", action="append", default=None, metavar="NAME",
                        help="only this scenario (repeatable; default: all)")  # fmt: skip
-    group.add_argument("--prompts-dir", type=Path, default=None,
+    group.add_argument("--prompts-dir", type=path_argument, default=None,
                        help="folder of scenario files (default: data/prompts)")  # fmt: skip
     group.add_argument("--max-new-tokens", type=int, default=None,
                        help="tokens per decode (default: each prompt's own budget)")  # fmt: skip

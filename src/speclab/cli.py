@@ -78,6 +78,23 @@ def main(argv: list[str] | None = None) -> int:
         restore()
 
 
+def path_argument(text: str):
+    """argparse type for a file or folder: an empty argument ("") is an error, not the
+    current folder (which Path("") would silently be)."""
+    import argparse
+    from pathlib import Path
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path: give a file or folder name")
+    return Path(text)
+
+
+def text_path_argument(text: str) -> str:
+    """As path_argument, for options that keep their paths as text."""
+    path_argument(text)
+    return text
+
+
 def run_script(main, name: str) -> None:
     """Run a script's main() (the ones in benchmarks/) with the command's manners, then exit.
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from speclab.acceptance import DEFAULT_PATH
+from speclab.cli import text_path_argument
 from speclab.exercises import (
     MAX_PROBLEM_LINES,
     SHOWN_CELL_CHARS,
@@ -177,6 +178,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "files",
         nargs="+",
+        type=text_path_argument,
         metavar="FILE",
         help="a guesses CSV, or a folder of them (one per student); at most 20 MB each",
     )

@@ -48,6 +48,8 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from speclab.cli import path_argument
+
 CHROMIUM = Path("/usr/bin/chromium")
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
@@ -603,9 +605,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from speclab.paths import repo_root
 
     root = repo_root()
-    parser.add_argument("--lessons", type=Path, default=root / "lessons", help="lesson folder")
     parser.add_argument(
-        "--out", type=Path, default=root / "build" / "handouts", help="output folder"
+        "--lessons", type=path_argument, default=root / "lessons", help="lesson folder"
+    )
+    parser.add_argument(
+        "--out", type=path_argument, default=root / "build" / "handouts", help="output folder"
     )
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--pdf", action="store_true", help="PDFs too (fails without Chromium)")

@@ -44,6 +44,7 @@ from speclab.backprop import (
     token_losses,
     unlikelihood_and_grads,
 )
+from speclab.cli import path_argument
 from speclab.gpt import GPTConfig
 from speclab.kv_cache import KVCache
 from speclab.weights import check_params, config_problem, flatten, init_params, save, unflatten
@@ -748,9 +749,9 @@ def export(params, config, cfg, corpus_record, log, out: Path):
 
 def add_arguments(parser):
     parser.add_argument("recipe", choices=sorted(RECIPES), help="which model to train")
-    parser.add_argument("--run-dir", type=Path, default=None,
+    parser.add_argument("--run-dir", type=path_argument, default=None,
                         help="checkpoint folder (default runs/RECIPE); an existing one resumes")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=path_argument, default=None,
                         help="weights file to write at every checkpoint (default: none)")  # fmt: skip
     parser.add_argument("--steps", type=int, default=None, help="override the recipe's steps")
     parser.add_argument(
@@ -768,7 +769,7 @@ def add_arguments(parser):
         help="change one field of the recipe, e.g. --set short_steps=0 (repeatable)",
     )  # fmt: skip
     parser.add_argument(
-        "--init-from", type=Path, default=None, metavar="CHECKPOINT",
+        "--init-from", type=path_argument, default=None, metavar="CHECKPOINT",
         help="start a new --run-dir from another run's checkpoint, or at step 0 from a weights "
         "file (one with fewer layers than the recipe grows: new layers on top, starting as the identity)",
     )  # fmt: skip
