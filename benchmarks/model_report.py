@@ -27,13 +27,18 @@ def main():
         if "trained_steps" in meta:
             print(
                 f"   trained {meta['trained_steps']} steps in "
-                f"{meta.get('training_seconds', 0) / 60:.1f} min; validation "
+                f"{(meta.get('training_seconds') or 0) / 60:.1f} min; validation "
                 f"{meta.get('val_bits_per_byte')} bits/byte; numpy {meta.get('numpy')}"
             )
         else:
             print("   no training record in the file (saved without `speclab train`)")
         for where, far in (("near the start", False), ("at 3/4 of the context", True)):
-            gap = copy_gap(model.params, config.n_head, copy_probes(val, config.n_ctx, far=far))
+            try:
+                probes = copy_probes(val, config.n_ctx, far=far)
+            except ValueError:  # a toy model's window holds no snippet and its repeat
+                print(f"   copy gap: a context of {config.n_ctx} is too short for the probes")
+                break
+            gap = copy_gap(model.params, config.n_head, probes)
             print(
                 f"   copy gap, repeat {where}: {gap['gap']:.2f} bits/byte "
                 f"(first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f}: the repeat "
@@ -52,6 +57,9 @@ def main():
         else:
             print(f"   copy test: none of the held-out functions fits a context of {config.n_ctx}")
         n_new = min(80, config.n_ctx - len(encode(PROMPT)))  # a tiny model's window may be short
+        if n_new < 1:
+            print(f"   greedy: a context of {config.n_ctx} is too short for {PROMPT!r}")
+            continue
         out = greedy_decode(model, encode(PROMPT), n_new).tokens
         print(f"   greedy after {PROMPT!r}: {decode(out)!r}")
 
