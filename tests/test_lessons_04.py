@@ -24,8 +24,13 @@ KEY = LESSONS / "answers" / "04_why_decoding_is_slow.md"
 
 
 def check_weights(row):
-    _, blocks, n_embd, n_vocab, bytes_per_weight, weights, megabytes = row
+    model, blocks, n_embd, n_vocab, bytes_per_weight, weights, megabytes = row
     n_layer, n_embd, n_vocab = int(blocks), int(n_embd), int(n_vocab)
+    if model.startswith("speclab "):  # the shipped models' own shapes, not remembered ones
+        from speclab.weights import load_draft, load_target
+
+        shipped = {"speclab target": load_target, "speclab draft": load_draft}[model]().config
+        assert (n_layer, n_embd, n_vocab) == (shipped.n_layer, shipped.n_embd, shipped.n_vocab)
     config = GPTConfig(n_layer=n_layer, n_head=1, n_embd=n_embd, n_ctx=1, n_vocab=n_vocab)
     block = n_embd * 3 * n_embd + n_embd * n_embd + 2 * n_embd * 4 * n_embd  # by matrix
     assert int(weights) == n_layer * block + n_vocab * n_embd == matmul_params(config)
