@@ -297,6 +297,17 @@ def test_a_rebuild_removes_only_what_the_last_build_wrote(tmp_path):
     assert (out / "my-notes.html").is_file()
 
 
+def test_a_build_stopped_halfway_can_be_run_again(tmp_path):
+    lessons = _small_lessons(tmp_path)
+    (lessons / "99_z_bad.md").write_text("# Bad\n\n![x](figure:no_such_thing)\n", "utf-8")
+    out = tmp_path / "out"
+    with pytest.raises(HandoutError, match="unknown figure"):
+        build_all(lessons, out, pdf=False)  # stops after writing 99_x.html
+    (lessons / "99_z_bad.md").unlink()
+    build_all(lessons, out, pdf=False)
+    assert (out / "99_x.html").is_file() and (out / "index.html").is_file()
+
+
 def test_a_build_from_before_the_file_list_is_still_rebuilt(tmp_path):
     lessons = _small_lessons(tmp_path)
     out = tmp_path / "out"

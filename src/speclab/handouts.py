@@ -498,6 +498,8 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
         check_no_answers(source_dir)
     figure_dir = out_dir / "figures"
     _clear_earlier_build(out_dir, lessons_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / MARKER).write_text("", encoding="utf-8")  # a build stopped halfway is still ours
     built = []
     for lang, source_dir, target_dir in languages:
         built += [
