@@ -47,7 +47,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Benchmarks unset the OpenBLAS overrides for their own command only (see the env note);
+# Benchmarks unset the OpenBLAS overrides for their own command only (data/bench/README.md);
 # the report names the BLAS kernel that actually ran. Tests never touch these variables.
 bench: $(STAMP)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/speclab bench forward

@@ -7,7 +7,7 @@ model's own text, or new). Use it to compare candidate weights before a full `ma
 a target that copies raises tokens per forward on copy-heavy prompts *by copying the
 prompt*, not by looping. Also printed: how much of the looping is runs of spaces (a byte
 model that cannot count how deep it has indented goes on writing spaces).
-Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] [--prompts 3]
+Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] [--prompts 3] [--max-new-tokens 96]
 """
 
 import argparse

@@ -6,7 +6,8 @@ output token as copied from the prompt, a loop of the model's own text, or new (
 `speclab bench` reports), and prints the candidates from least to most looping. The free-text
 scenario (data/prompts/04_free_text.toml) takes the least looping ones.
 
-Run: .venv/bin/python benchmarks/pick_free_text.py [--weights W.npz] [--out build/bench/free_text_candidates.csv]
+Run: .venv/bin/python benchmarks/pick_free_text.py [--weights W.npz] [--candidates FILE.toml]
+     [--out build/bench/free_text_candidates.csv] (from the clone: --out is relative to where you run it)
 """
 
 import argparse
