@@ -44,6 +44,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -499,23 +500,35 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     figure_dir = out_dir / "figures"
     _clear_earlier_build(out_dir, lessons_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / MARKER).write_text("", encoding="utf-8")  # a build stopped halfway is still ours
+    started = time.time()
     built = []
-    for lang, source_dir, target_dir in languages:
-        built += [
-            build_page(source, target_dir, figure_dir, pdf, lang=lang)
-            for source in sorted(source_dir.glob("*.md"))
-        ]
-        built += [
-            build_page(source, target_dir / "answers", figure_dir, pdf, answers=True, lang=lang)
-            for source in sorted((source_dir / "answers").glob("*.md"))
-        ]
-    index = write_index(built, out_dir)
+    try:
+        for lang, source_dir, target_dir in languages:
+            built += [
+                build_page(source, target_dir, figure_dir, pdf, lang=lang)
+                for source in sorted(source_dir.glob("*.md"))
+            ]
+            built += [
+                build_page(source, target_dir / "answers", figure_dir, pdf, answers=True, lang=lang)
+                for source in sorted((source_dir / "answers").glob("*.md"))
+            ]
+        index = write_index(built, out_dir)
+    except BaseException:  # stopped halfway (a bad figure, Ctrl-C): list what it wrote so far
+        _list_written_files(out_dir, [
+            path for path in out_dir.rglob("*")
+            if path.suffix in (".html", ".pdf", ".svg") and path.is_file()
+            and path.stat().st_mtime >= started - 0.05  # file times lag the clock a little
+        ])  # fmt: skip
+        raise
     written = [index, *figure_dir.glob("*.svg")]
-    written += [path for page in built for path in (page.html, *page.pdfs)]
-    names = sorted({path.relative_to(out_dir).as_posix() for path in written})
-    (out_dir / MARKER).write_text("\n".join(names) + "\n", encoding="utf-8")
+    _list_written_files(out_dir, written + [p for page in built for p in (page.html, *page.pdfs)])
     return built
+
+
+def _list_written_files(out_dir: Path, written: list[Path]) -> None:
+    """out_dir/.speclab-handouts: the pages, PDFs and figures a build wrote, for the next one."""
+    names = sorted({path.relative_to(out_dir).as_posix() for path in written})
+    (out_dir / MARKER).write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
 
 
 def _clear_earlier_build(out_dir: Path, lessons_dir: Path) -> None:
