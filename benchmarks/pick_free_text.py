@@ -43,7 +43,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.out.is_dir():
         raise OSError(f"--out {args.out} is a folder; give a .csv file name")
-    writable_folder(args.out.parent)  # before minutes of decoding, not after
+    writable_folder(
+        args.out.parent, name=f"--out {args.out}: its folder {args.out.parent}"
+    )  # now, not after decoding
     model = load(args.weights) if args.weights else load_target()
     rows = rank(model, load_scenario(args.candidates))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -163,7 +163,10 @@ def test_out_that_cannot_take_the_weights_is_refused_before_training(tmp_path):
     cases = {
         run_dir / "checkpoint.npz": "is the run's checkpoint",
         tmp_path / "folder": "is a folder",
-        tmp_path / "file" / "w.npz": "cannot write there",
+        tmp_path / "file" / "w.npz": "its folder "
+        + str(tmp_path / "file")
+        + " is a file, not a folder",
+        tmp_path / "file" / "sub" / "w.npz": "cannot write there",
     }
     for out, message in cases.items():
         result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--out", out)

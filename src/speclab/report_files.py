@@ -20,17 +20,21 @@ import tempfile
 from pathlib import Path
 
 
-def writable_folder(out: Path) -> Path:
-    """out, made if missing and tried with a temporary file; OSError naming the problem if not."""
+def writable_folder(out: Path, name: str | None = None) -> Path:
+    """out, made if missing and tried with a temporary file; OSError naming the problem if not.
+
+    name: how the message calls the folder (default `--out OUT`; a command writing a file
+    into it names the file's option instead)."""
     out = Path(out)
+    name = name or f"--out {out}"
     if out.exists() and not out.is_dir():
-        raise OSError(f"--out {out} is a file, not a folder")
+        raise OSError(f"{name} is a file, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
             pass
     except OSError as error:
-        raise OSError(f"--out {out}: cannot write there ({error.strerror or error})") from None
+        raise OSError(f"{name}: cannot write there ({error.strerror or error})") from None
     return out
 
 

@@ -30,7 +30,6 @@ import platform
 import re
 import sys
 import sysconfig
-import tempfile
 import time
 import zipfile
 from dataclasses import asdict, dataclass
@@ -47,6 +46,7 @@ from speclab.backprop import (
 from speclab.cli import path_argument
 from speclab.gpt import GPTConfig
 from speclab.kv_cache import KVCache
+from speclab.report_files import writable_folder
 from speclab.weights import check_params, config_problem, flatten, init_params, save, unflatten
 
 # --- the recipe -------------------------------------------------------------------------
@@ -831,15 +831,10 @@ def _out_problem(out: Path, run_dir: Path) -> str | None:
         return f"--out {out} is the run's checkpoint; the weights need a file of their own"
     if out.is_dir():
         return f"--out {out} is a folder; give a file name, e.g. {out / 'target.npz'}"
-    folder = out.parent
-    if any(p.exists() and not p.is_dir() for p in (folder, *folder.parents)):
-        return f"--out {out}: cannot write there ({folder} is not a folder)"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        writable_folder(out.parent, name=f"--out {out}: its folder {out.parent}")
     except OSError as error:
-        return f"--out {out}: cannot write there ({error.strerror or error})"
+        return str(error)
     return None
 
 
