@@ -514,15 +514,19 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
             ]
         index = write_index(built, out_dir)
     except BaseException:  # stopped halfway (a bad figure, Ctrl-C): list what it wrote so far
-        _list_written_files(out_dir, [
-            path for path in out_dir.rglob("*")
-            if path.suffix in (".html", ".pdf", ".svg") and path.is_file()
-            and path.stat().st_mtime >= started - 0.05  # file times lag the clock a little
-        ])  # fmt: skip
+        # file times lag the clock a little
+        _list_written_files(
+            out_dir, [p for p in _pages(out_dir) if p.stat().st_mtime >= started - 0.05]
+        )
         raise
     written = [index, *figure_dir.glob("*.svg")]
     _list_written_files(out_dir, written + [p for page in built for p in (page.html, *page.pdfs)])
     return built
+
+
+def _pages(out_dir: Path) -> list[Path]:
+    """Every file in out_dir of the kinds a build writes: pages, PDFs and figures."""
+    return [p for p in out_dir.rglob("*") if p.suffix in (".html", ".pdf", ".svg") and p.is_file()]
 
 
 def _list_written_files(out_dir: Path, written: list[Path]) -> None:
@@ -550,16 +554,7 @@ def _clear_earlier_build(out_dir: Path, lessons_dir: Path) -> None:
     if marker.is_file():
         earlier = [out_dir / name for name in _read_lesson(marker).split("\n") if name]
     elif "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
-        # a build from before the list: its pages, PDFs and figures, by their names
-        earlier = [*out_dir.glob("*.html"), *out_dir.glob("*.pdf")]
-        for folder in (
-            "answers",
-            "figures",
-            *TRANSLATED,
-            *(f"{lang}/answers" for lang in TRANSLATED),
-        ):
-            earlier += [*(out_dir / folder).glob("*.html"), *(out_dir / folder).glob("*.pdf")]
-        earlier += [*(out_dir / "figures").glob("*.svg")]
+        earlier = _pages(out_dir)  # a build from before the list: its pages, PDFs, figures
     else:
         raise HandoutError(f"--out {out_dir} is not empty and holds no earlier build of the "
                            "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
