@@ -56,6 +56,25 @@ def test_gradients_match_finite_differences(monkeypatch, query_block):
     )  # fmt: skip
 
 
+def test_weighted_loss_is_the_weighted_mean_and_its_gradients_match_finite_differences():
+    params, rng = perturbed_params(4)
+    inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
+    positions = np.arange(6)
+    weights = np.where(rng.random((2, 6)) < 0.3, 8.0, 1.0)
+
+    def loss_only():  # the weighted mean of the plain per-byte cross-entropy
+        losses = token_losses(params, CONFIG.n_head, inputs, targets, positions)
+        return (losses * weights).sum() / weights.sum()
+
+    loss, grads = loss_and_grads(params, CONFIG.n_head, inputs, targets, positions, weights)
+    np.testing.assert_allclose(loss, loss_only(), rtol=1e-9)
+    check_against_finite_differences(params, rng, inputs, targets, grads, loss_only)
+    plain = flatten(loss_and_grads(params, CONFIG.n_head, inputs, targets, positions)[1])
+    ones = loss_and_grads(params, CONFIG.n_head, inputs, targets, positions, np.ones((2, 6)))
+    for name, grad in flatten(ones[1]).items():  # weights of 1 are the plain mean
+        np.testing.assert_allclose(grad, plain[name], rtol=1e-9, atol=1e-15)
+
+
 def test_unlikelihood_gradients_match_finite_differences():
     params, rng = perturbed_params(2)
     inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))

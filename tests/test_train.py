@@ -3,6 +3,7 @@ the inference forward, checkpoints that resume (or refuse, with a message), the 
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -594,3 +595,45 @@ def test_context_needed_is_the_shortest_match_that_settles_the_next_byte():
     assert context_needed(text, 8) == 4  # "ab_" is followed by x and y; " ab_" by y alone
     assert context_needed(text, 10) == 2  # " " by a and c; "y " by c alone
     assert context_needed(text, 3) == 4  # all 3 bytes before it are not enough: j + 1
+
+
+def test_context_needs_gives_context_needed_at_every_byte():
+    from speclab.train import context_needed, context_needs
+
+    rng = np.random.default_rng(0)
+    alphabet = np.frombuffer(b"ab \n", dtype=np.uint8)  # few letters: long matches are common
+    for _ in range(200):
+        text = rng.choice(alphabet, int(rng.integers(1, 50))).tobytes()
+        assert context_needs(text).tolist() == [context_needed(text, j) for j in range(len(text))]
+
+
+def test_weighted_batches_weigh_only_the_hard_bytes_of_verbatim_repeats():
+    import inspect
+
+    text = np.frombuffer(Path(inspect.__file__).read_bytes(), dtype=np.uint8)  # real code
+    cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=1.0, hard_copy_weight=4.0,
+                      hard_copy_bytes=6)  # fmt: skip
+    inputs, targets, weights = batch(text, 8, 256, np.random.default_rng(1), cfg, weighted=True)
+    plain = batch(text, 8, 256, np.random.default_rng(1), cfg)
+    assert (inputs == plain[0]).all() and (targets == plain[1]).all()  # the same draws
+    assert set(np.unique(weights)) == {1.0, 4.0}
+    for row, column in np.argwhere(weights == 4.0):
+        # the 5 bytes before a hard byte occur earlier in the row followed by another byte
+        seen = np.concatenate([inputs[row, :1], targets[row]]).astype(np.uint8).tobytes()
+        at = column + 1  # targets[row, column] is seen[at]
+        key, wanted = seen[at - 5 : at], seen[at]
+        assert any(seen[k - 5 : k] == key and seen[k] != wanted for k in range(5, at)), (
+            row,
+            column,
+        )
+    cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=0.0, hard_copy_weight=4.0)
+    *_, weights = batch(text, 8, 256, np.random.default_rng(1), cfg, weighted=True)
+    assert (weights == 1.0).all()  # a repeat with a rename is not weighed
+
+
+@pytest.mark.parametrize(
+    "setting", ["hard_copy_weight=0", "hard_copy_weight=-2", "hard_copy_bytes=0"]
+)
+def test_a_bad_hard_copy_setting_is_refused(setting):
+    with pytest.raises(ValueError, match="hard_copy"):
+        with_overrides(TrainConfig(), [setting])

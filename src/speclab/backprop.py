@@ -148,17 +148,22 @@ def block_backward(dx, cache):
     return dx + d_x_ln1, grads
 
 
-def loss_and_grads(params, n_head, inputs, targets, positions):
+def loss_and_grads(params, n_head, inputs, targets, positions, weights=None):
     """Mean cross-entropy (nats per byte) and its gradient for every parameter.
 
     inputs, targets [n_batch, n_seq]; positions [n_seq], the position ids of the columns.
+    weights [n_batch, n_seq] (optional): the loss is then the weighted mean.
     """
     log_probs, caches = _forward(params, n_head, inputs, positions)
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)
-    loss = -picked.mean()
     d_logits = np.exp(log_probs)  # softmax minus one-hot, per position
     np.put_along_axis(d_logits, targets[..., None], np.exp(picked) - 1, axis=-1)
-    return float(loss), _backward(params, d_logits / targets.size, inputs, positions, caches)
+    if weights is None:
+        loss, d_logits = -picked.mean(), d_logits / targets.size
+    else:
+        share = (weights / weights.sum())[..., None].astype(d_logits.dtype)
+        loss, d_logits = -(picked * share).sum(), d_logits * share
+    return float(loss), _backward(params, d_logits, inputs, positions, caches)
 
 
 def unlikelihood_and_grads(params, n_head, inputs, targets, positions, penalize):

@@ -76,6 +76,8 @@ class TrainConfig:
     top_level_fraction: float = 0.0  # share of plain rows that start at a top-level line
     loop_rows: int = 0  # rows a step of the model's own greedy text, its loops penalised
     loop_weight: float = 1.0  # the loop penalty's weight beside the cross-entropy
+    hard_copy_weight: float = 1.0  # loss weight of a verbatim repeat's hard bytes (1: off)
+    hard_copy_bytes: int = 5  # hard: a copier must match this many bytes back or more
     val_every: int = 250  # steps between validation and checkpoint
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
@@ -227,6 +229,12 @@ def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
     the separator: the model learns to copy once a repeat has begun, rather than to repeat
     the last block after every blank line (a loop on free text).
     """
+    return b"".join(copy_document_parts(text, rng, max_len, cfg))
+
+
+def copy_document_parts(text: np.ndarray, rng: np.random.Generator, max_len: int,
+                        cfg: "TrainConfig | None" = None) -> tuple[bytes, bytes, bytes, bytes]:  # fmt: skip
+    """copy_document's parts: (piece, what stands between, the repeat, the blank line after)."""
     cfg = cfg or TrainConfig()
     use_block = cfg.block_fraction and rng.random() < cfg.block_fraction
     piece = (block if use_block else snippet)(text, rng, max_len)
@@ -238,7 +246,7 @@ def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
     between = SEPARATORS[int(rng.integers(len(SEPARATORS)))]
     if cfg.interleave_fraction and rng.random() < cfg.interleave_fraction:
         between = b"\n" + (block if use_block else snippet)(text, rng, max_len) + between
-    return piece + between + again + b"\n\n"
+    return piece, between, again, b"\n\n"
 
 
 def top_level_line(chunk: bytes) -> int:
@@ -252,9 +260,15 @@ def top_level_line(chunk: bytes) -> int:
     return found.start() + 1 if found else 0
 
 
-def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig"):
-    """Inputs and next-byte targets, both [n_batch, n_seq] int64."""
+def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig", weighted=False):
+    """Inputs and next-byte targets, both [n_batch, n_seq] int64.
+
+    weighted: also each target's loss weight [n_batch, n_seq] float32: cfg.hard_copy_weight
+    on the bytes of a verbatim repeat that need cfg.hard_copy_bytes or more bytes of context
+    to copy (`context_needs`), 1 elsewhere. The random draws are the same either way.
+    """
     rows = np.empty((n_batch, n_seq + 1), dtype=np.int64)
+    weights = np.ones((n_batch, n_seq + 1), dtype=np.float32)
     for row in range(n_batch):
         if rng.random() < cfg.copy_fraction:
             data = b""
@@ -262,7 +276,13 @@ def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig"):
             if cfg.interleave_fraction:
                 max_len = max(8, min(400, n_seq // 3 - 8))  # three pieces must fit a row
             while len(data) < n_seq + 1:
-                data += copy_document(text, rng, max_len=max_len, cfg=cfg)
+                piece, between, again, end = copy_document_parts(text, rng, max_len, cfg)
+                start = len(data) + len(piece) + len(between)
+                data += piece + between + again + end
+                if weighted and again == piece and start < n_seq + 1:
+                    hard = context_needs(piece) >= cfg.hard_copy_bytes
+                    hard = hard[: n_seq + 1 - start]
+                    weights[row, start : start + hard.size][hard] = cfg.hard_copy_weight
             rows[row] = np.frombuffer(data[: n_seq + 1], dtype=np.uint8)
         else:
             start = int(rng.integers(0, text.size - n_seq - 1))
@@ -270,6 +290,8 @@ def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig"):
                 start += top_level_line(text[start : start + 4096].tobytes())
                 start = min(start, text.size - n_seq - 1)
             rows[row] = text[start : start + n_seq + 1]
+    if weighted:  # weights[:, i] belongs to the byte rows[:, i], the target of column i - 1
+        return rows[:, :-1], rows[:, 1:], weights[:, 1:]
     return rows[:, :-1], rows[:, 1:]
 
 
@@ -455,6 +477,26 @@ def context_needed(first: bytes, j: int) -> int:
         if len(following) == 1:
             return n
     return j + 1
+
+
+def context_needs(first: bytes) -> np.ndarray:
+    """context_needed(first, j) for every j at once, [len(first)] int.
+
+    A copier that matched n bytes goes wrong at j only if some place k holds another byte
+    after the same n bytes; so it needs one byte more than the longest common ending of
+    first[:j] and first[:k] over every k with first[k] != first[j]. suffix[k] carries that
+    common length from one j to the next (it grows by one where the bytes before agree).
+    """
+    data = np.frombuffer(first, dtype=np.uint8)
+    suffix = np.zeros(data.size, dtype=np.int64)  # common ending of first[:j] and first[:k]
+    needs = np.empty(data.size, dtype=np.int64)
+    for j in range(data.size):
+        if j:
+            suffix[1:] = np.where(data[j - 1] == data[:-1], suffix[:-1] + 1, 0)
+            suffix[0] = 0
+        other = suffix[data != data[j]]
+        needs[j] = 1 + (int(other.max()) if other.size else 0)
+    return needs
 
 
 def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
@@ -675,9 +717,10 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     while step < last_step:
         n_seq = row_length(step, cfg)
         n_batch = max(1, cfg.batch_tokens // n_seq)
-        inputs, targets = batch(corpus["train"], n_batch, n_seq, rng, cfg)
+        weighted = cfg.hard_copy_weight != 1.0
+        inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
         positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
-        loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions)
+        loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions, *weights)
         flat_grads = flatten(grads)
         if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
             loop_grads, looped = loop_penalty(params, config, cfg, corpus["train"], rng)
@@ -813,6 +856,10 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     for name in (*fractions, "min_lr_ratio"):
         if not 0 <= getattr(cfg, name) <= 1:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
+    if cfg.hard_copy_weight <= 0 or cfg.hard_copy_bytes < 1:
+        raise ValueError(f"--set hard_copy_weight={cfg.hard_copy_weight}, hard_copy_bytes="
+                         f"{cfg.hard_copy_bytes}: the weight must be above 0 (1: off) and "
+                         "the bytes at least 1")  # fmt: skip
     for name in ("weight_decay", "warmup", "short_steps", "max_corpus_bytes", "seed"):
         if getattr(cfg, name) < 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must not be negative")
