@@ -8,6 +8,7 @@ against printed table values and closed forms; (4) sampling settings against a p
 Python re-derivation; (5) decoders: temperature 0 is greedy, the same seed the same tokens.
 """
 
+import copy
 import itertools
 import math
 from collections import defaultdict
@@ -40,7 +41,7 @@ from speclab.sampling import (
     speculative_step,
 )
 from speclab.tokenizer import encode
-from speclab.weights import random_model
+from speclab.weights import Model, flatten, random_model
 
 # --- exact enumeration ------------------------------------------------------------------
 
@@ -525,30 +526,57 @@ def test_model_drafter_samples_from_its_own_distribution(tiny_pair):
     assert drafter.propose_with_probs(tokens, 0, settings, rng)[1].shape == (0, 256)
 
 
+def test_model_drafter_draws_its_drafts_from_p_draft(tiny_pair):
+    """Speculative sampling is exact only if each draft is a draw from the p_draft returned
+    beside it: 4,000 first drafts from one context against p_draft[0]."""
+    _, draft = tiny_pair
+    settings = SamplingSettings(0.9, top_k=50)
+    rng = np.random.default_rng(11)
+    counts, tokens = np.zeros(256), encode("hello wor")
+    for _ in range(4000):
+        drafts, p_draft = ModelDrafter(draft).propose_with_probs(tokens, 1, settings, rng)
+        counts[drafts[0]] += 1
+    assert chi_square_test(counts, p_draft[0]).p_value > SIGNIFICANCE
+    assert chi_square_test(np.roll(counts, 1), p_draft[0]).rejects()  # the test can tell
+
+
+def near_draft(target, scale=0.02, seed=1):
+    """The target with its weights nudged: a draft that agrees with it only in part."""
+    params = copy.deepcopy(target.params)
+    rng = np.random.default_rng(seed)
+    for value in flatten(params).values():
+        value += rng.standard_normal(value.shape) * scale
+    return Model(target.config, params, {}, name="near draft")
+
+
 def test_decoders_sample_the_target_distribution(tiny_pair):
-    """The decoders wire the rule correctly: their first two tokens follow the target."""
-    target, draft = tiny_pair
+    """The decoders wire the rule correctly: their first two tokens follow the target; the
+    same harness catches the biased rule, so it can fail."""
+    target, _ = tiny_pair
+    draft = near_draft(target)
     prompt = encode("ab")
     settings = SamplingSettings(1.0, top_k=3)  # 3 tokens per position: a small table
     cache = KVCache(target.config)
     p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1], settings)
+    q0 = sampling_distribution(forward(draft.params, draft.config, prompt)[-1], settings)
+    assert 0.2 < np.minimum(p0, q0).sum() < 0.9  # drafts are accepted and rejected: both paths
     exact = np.zeros((256, 256))
     for a in np.flatnonzero(p0):
         logits = forward(target.params, target.config, [int(a)], cache)[-1]
         exact[a] = p0[a] * sampling_distribution(logits, settings)
         cache.truncate(len(prompt))
     rng = np.random.default_rng(10)
-    counts = {"plain": np.zeros(256 * 256), "model": np.zeros(256 * 256)}
-    drafter = ModelDrafter(draft)
+    counts = {name: np.zeros(256 * 256) for name in ("plain", "exact", "biased")}
     for _ in range(1500):
         plain = greedy_decode(target, prompt, 2, rng=rng, temperature=1.0, top_k=3).tokens
-        spec = speculative_decode(
-            target, drafter, prompt, 2, 1, rng=rng, temperature=1.0, top_k=3
-        ).tokens
         counts["plain"][plain[0] * 256 + plain[1]] += 1
-        counts["model"][spec[0] * 256 + spec[1]] += 1
-    for name, observed in counts.items():
-        assert chi_square_test(observed, exact.ravel()).p_value > SIGNIFICANCE, name
+        for name, rule in (("exact", {}), ("biased", {"rule": biased_resample_step})):
+            spec = speculative_decode(target, ModelDrafter(draft), prompt, 2, 1, rng=rng,
+                                      temperature=1.0, top_k=3, **rule).tokens  # the default rule first  # fmt: skip
+            counts[name][spec[0] * 256 + spec[1]] += 1
+    for name in ("plain", "exact"):
+        assert chi_square_test(counts[name], exact.ravel()).p_value > SIGNIFICANCE, name
+    assert chi_square_test(counts["biased"], exact.ravel()).rejects()
 
 
 # --- the real models: 100,000 seeded rounds --------------------------------------------
