@@ -73,6 +73,36 @@ def test_smoke_run_trains_resumes_and_exports(tmp_path):
     assert model.meta["corpus"]["sha256"] and model.meta["val_bits_per_byte"] > 0
     history = model.meta["history"]
     assert [entry["step"] for entry in history] == [3, 6]  # the second run resumed at 3
+    # learning: from about 8 bits per byte (a uniform guess over 256 bytes) downwards
+    assert 8.1 > history[0]["val_bits_per_byte"] > history[1]["val_bits_per_byte"]
+    straight = tmp_path / "straight.npz"  # six steps in one sitting: the same weights, bit for bit
+    command[command.index(str(run_dir))] = str(tmp_path / "straight")
+    command[command.index(str(out))] = str(straight)
+    subprocess.run(command, check=True, capture_output=True)
+    resumed, whole = flatten(model.params), flatten(load(straight).params)
+    assert all(np.array_equal(resumed[name], whole[name]) for name in whole)
+
+
+def test_adamw_first_steps_by_hand():
+    """Adam's first step moves each weight by lr against the sign of its gradient (m_hat =
+    g, v_hat = g * g); then gradients +1 and -1 give m_hat = (0.09 - 0.1) / 0.19 and v_hat =
+    (0.0475 + 0.05) / 0.0975 = 1. Weight decay shrinks matrices only."""
+    from speclab.train import adamw_step
+
+    cfg = TrainConfig(weight_decay=0.0, grad_clip=1e9)
+    params = {"w": np.array([[1.0, 2.0]]), "b": np.array([1.0, 1.0])}
+    state = {key: {name: np.zeros_like(v) for name, v in params.items()} for key in "mv"}
+    grads = {"w": np.array([[3.0, -0.5]]), "b": np.array([1.0, 1.0])}
+    adamw_step(params, grads, state, 0, 0.01, cfg)
+    np.testing.assert_allclose(params["w"], [[0.99, 2.01]], rtol=1e-6)
+    adamw_step(params, {"w": -grads["w"] / 3.0, "b": -grads["b"]}, state, 1, 0.01, cfg)
+    np.testing.assert_allclose(params["b"], 0.99 + 0.01 * 0.01 / 0.19, rtol=1e-6)
+    decayed = {"w": np.array([[1.0, 2.0]]), "b": np.array([1.0, 2.0])}
+    zero = {name: np.zeros_like(v) for name, v in decayed.items()}
+    state = {key: {name: np.zeros_like(v) for name, v in decayed.items()} for key in "mv"}
+    adamw_step(decayed, zero, state, 0, 0.1, TrainConfig(weight_decay=0.5))
+    np.testing.assert_allclose(decayed["w"], [[0.95, 1.9]])  # times 1 - lr * decay
+    np.testing.assert_allclose(decayed["b"], [1.0, 2.0])  # biases and gains are not decayed
 
 
 def test_resume_with_another_recipe_is_a_clear_error(tmp_path):
