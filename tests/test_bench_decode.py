@@ -72,6 +72,38 @@ def test_methods_and_labels():
     assert Method("lookup", 8, adaptive=True).label == "lookup adaptive"
 
 
+def test_summarise_method_on_runs_built_by_hand():
+    """Known seconds and rounds in, the row's figures worked out by hand."""
+    from speclab.bench_decode import Run, summarise_method
+    from speclab.decoding import DecodeResult
+
+    def run(method, repeat, seconds, rounds):
+        tokens = [t for r in rounds for t in r.new_tokens]
+        result = DecodeResult([1], tokens, rounds, target_forwards=len(rounds))
+        return Run("s", "p", method, repeat, seconds, result)
+
+    plain = [Round([], 0, 7, verify_seconds=0.1) for _ in range(6)]  # a plain step: 0.1 s
+    greedy = [run(Method(None), 0, 2.0, plain), run(Method(None), 1, 3.0, plain)]
+    lookup = Method("lookup", 2)
+    rounds = [  # accepted 2, 1, 0, 2 of 2 drafts: 5 kept, 2 rejections
+        Round([5, 6], accepted, 9, draft_seconds=0.02, verify_seconds=0.12)
+        for accepted in (2, 1, 0, 2)
+    ]
+    runs = [run(lookup, 0, 1.0, rounds), run(lookup, 1, 2.0, rounds)]
+    row = summarise_method(runs, greedy, lookup, k_max=3)
+    assert row["speedups"] == [2.0, 1.5]  # greedy seconds / method seconds, repeat by repeat
+    assert row["speedup"] == pytest.approx(1.75)  # their median
+    assert row["alpha_leviathan"] == pytest.approx(5 / 7)  # 5 kept / (5 kept + 2 rejections)
+    assert row["accepted_over_drafted"] == pytest.approx(5 / 8)
+    assert row["tokens"] == 2 * 9 and row["mean_accepted_length"] == pytest.approx(9 / 4)
+    assert row["draft_cost_per_token"] == pytest.approx(0.02 / 2 / 0.1)  # c = 0.1
+    assert row["verify_ratio"] == pytest.approx(0.12 / 0.1)
+    # Leviathan: (1 - a^3) / ((1 - a)(2c + 1)) with a = 5/7: (218/343) / (2/7) / 1.2
+    assert row["predicted_leviathan"] == pytest.approx(218 / 343 / (2 / 7) / 1.2)
+    # per run: position 1 reached in 4 rounds, kept in 3; position 2 reached in 3, kept in 2
+    assert row["position_reached"] == [8, 6, 0] and row["position_accepted"] == [6, 4, 0]
+
+
 def test_report_is_complete_and_consistent(report):
     methods = TINY.methods()
     assert len(report["results"]) == 2 * len(methods)
