@@ -13,13 +13,41 @@ from speclab.kv_cache import KVCache
 from speclab.weights import random_model
 
 
-def test_forward_cost_shape_and_cache_left_usable(tiny_model):
+def test_forward_cost_shape(tiny_model):
     timings = bench.forward_cost(tiny_model, np.random.default_rng(0), n_past=20,
                                  n_new_values=[1, 2, 5], repeats=3)  # fmt: skip
     assert timings.label == "n_new"
     assert timings.values.tolist() == [1, 2, 5]
     assert timings.times.shape == (3, 3)
     assert np.all(timings.times > 0)
+
+
+def spy_on_forward(monkeypatch):
+    """Record (new positions, cached positions before, cache given) of every bench forward."""
+    calls = []
+
+    def spy(params, config, tokens, cache=None):
+        calls.append((len(tokens), len(cache) if cache is not None else None))
+        return forward(params, config, tokens, cache)
+
+    monkeypatch.setattr(bench, "forward", spy)
+    return calls
+
+
+def test_forward_cost_times_n_new_positions_on_n_past_cached(tiny_model, monkeypatch):
+    calls = spy_on_forward(monkeypatch)
+    bench.forward_cost(tiny_model, np.random.default_rng(0), n_past=20, n_new_values=[1, 2, 5],
+                       repeats=3)  # fmt: skip
+    timed = [call for call in calls if call != (20, 0)]  # (20, 0): filling the cache
+    assert sorted(set(timed)) == [(1, 20), (2, 20), (5, 20)]  # every setting, the same past
+    assert len(timed) >= 3 * 3  # each setting in every repeat (warm-ups may add more)
+
+
+def test_cache_vs_recompute_times_one_step_against_the_whole_sequence(tiny_model, monkeypatch):
+    calls = spy_on_forward(monkeypatch)
+    bench.cache_vs_recompute(tiny_model, np.random.default_rng(0), seq_lens=[4, 16], repeats=2)
+    timed = set(calls) - {(3, 0), (15, 0)}  # filling the caches (the spy's cache starts empty)
+    assert timed == {(1, 3), (1, 15), (4, None), (16, None)}
 
 
 def test_forward_cost_from_an_empty_past(tiny_model):
