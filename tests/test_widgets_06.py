@@ -59,6 +59,42 @@ def test_report_figures_draw(report, draw):
     fig.canvas.draw()  # renders without error
 
 
+def drafting_rows(report, **match):
+    return [r for r in report["results"] if r["drafter"] != "none"
+            and all(r[key] == value for key, value in match.items())]  # fmt: skip
+
+
+def test_predicted_vs_measured_points_are_the_report_rows(report):
+    fig = figures.predicted_vs_measured_figure(report)
+    for ax, key in zip(fig.axes[:2], ("predicted_leviathan", "predicted_with_costs"), strict=True):
+        drawn = sorted(tuple(point) for c in ax.collections[:-1] for point in c.get_offsets())
+        rows = [r for r in drafting_rows(report) if np.isfinite(r[key])]
+        expected = sorted((r[key], r["speedup"]) for r in rows)
+        assert rows and np.allclose(drawn, expected)  # the last collection: the +-10 % band
+
+
+def test_k_speedup_lines_are_the_measured_medians(report):
+    fig = figures.k_speedup_figure(report)
+    for ax, name in zip(fig.axes, ("copy-heavy", "free text"), strict=True):
+        drawn = {tuple(line.get_ydata()) for line in ax.lines}
+        for drafter in ("lookup", "model"):
+            fixed = drafting_rows(report, scenario=name, drafter=drafter, adaptive=False)
+            adaptive = drafting_rows(report, scenario=name, drafter=drafter, adaptive=True)
+            assert tuple(r["speedup"] for r in fixed) in drawn
+            assert (adaptive[0]["speedup"],) in drawn  # the star
+
+
+def test_acceptance_bars_are_the_rates_and_eq_1(report):
+    fig = figures.acceptance_measures_figure(report, "lookup k=8")
+    rows = [drafting_rows(report, scenario=name, method="lookup k=8")[0]
+            for name in ("copy-heavy", "free text")]  # fmt: skip
+    left, right = ([p.get_height() for p in ax.patches] for ax in fig.axes[:2])
+    alpha = [r["alpha_leviathan"] for r in rows]
+    assert left == pytest.approx(alpha + [r["accepted_over_drafted"] for r in rows], nan_ok=True)
+    eq1 = [(1 - a**9) / (1 - a) for a in alpha]  # expected tokens per round at k = 8
+    assert right == pytest.approx([r["mean_accepted_length"] for r in rows] + eq1, nan_ok=True)
+
+
 def test_position_figure_has_one_panel_per_scenario_and_the_bars_are_the_shares(report):
     fig = figures.position_acceptance_figure(report, "lookup k=8")
     panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
