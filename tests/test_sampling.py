@@ -458,6 +458,11 @@ def test_chi_square_test_by_hand_and_pooling():
     assert impossible.p_value == 0.0 and impossible.rejects()
     same = chi_square_two_sample([30, 20, 50], [60, 40, 100])
     assert same.statistic == pytest.approx(0.0, abs=1e-12) and same.df == 2
+    # 2 x 2 by hand: 15 expected in each cell, each off by 5: 4 * 25 / 15
+    swapped = chi_square_two_sample([10, 20], [20, 10])
+    assert swapped.statistic == pytest.approx(20 / 3) and swapped.df == 1
+    assert swapped.p_value == pytest.approx(chi_square_sf(20 / 3, 1))
+    assert chi_square_two_sample([100, 0, 50], [0, 100, 50]).rejects()
 
 
 # --- decoders with sampling ------------------------------------------------------------
