@@ -15,7 +15,7 @@ import pytest
 from speclab.acceptance import accept
 from speclab.decoding import DecodeResult, Round, greedy_decode, speculative_decode
 from speclab.drafters import PromptLookupDrafter, continuation
-from speclab.gpt import GPTConfig, forward
+from speclab.gpt import GPTConfig
 from speclab.kv_cache import KVCache
 from speclab.paths import repo_root
 from speclab.render import round_role
@@ -131,19 +131,31 @@ def test_statistics_are_those_of_the_result_record():
             assert close(rate, result.accepted_over_drafted), row
 
 
-def test_cache_sizes_with_a_real_cache():
+def test_cache_sizes_with_a_real_cache(monkeypatch):
+    """The key's cache table against speculative_decode itself: a prompt that leaves
+    `before` positions cached, one round of scripted drafts of which the first m are
+    greedy's, and the cache's length at the rollback (after the forward, and after it)."""
     config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=64)
     model = random_model(config, np.random.default_rng(5))
     rng = np.random.default_rng(6)
+    seen = []
+    real_truncate = KVCache.truncate
+
+    def truncate(cache, n):
+        seen.append((len(cache), n))
+        return real_truncate(cache, n)
+
+    monkeypatch.setattr(KVCache, "truncate", truncate)
     for row in TABLES["cache"]:
         before, drafts, m, after_forward, after_rollback = map(int, row)
-        cache = KVCache(config)
-        forward(model.params, config, rng.integers(0, 256, before), cache)
-        n_cached = len(cache)
-        forward(model.params, config, rng.integers(0, 256, 1 + drafts), cache)  # last + drafts
-        assert len(cache) == after_forward, row
-        cache.truncate(n_cached + 1 + m)  # what speculative_decode keeps
-        assert len(cache) == after_rollback, row
+        prompt = rng.integers(0, 256, before + 1).tolist()  # the cache holds all but the last
+        greedy = greedy_decode(model, prompt, drafts + 1).tokens
+        wrong = [(t + 1) % 256 for t in greedy[m:drafts]]  # the first m agree, then none
+        seen.clear()
+        result = speculative_decode(model, Always(greedy[:m] + wrong), prompt, drafts + 1, drafts,
+                                    adaptive=False)  # fmt: skip
+        assert result.tokens == greedy and result.rounds[0].accepted == m, row
+        assert seen[0] == (after_forward, after_rollback), row
 
 
 def test_near_tie_rule_by_perturbing_logits():
