@@ -102,12 +102,14 @@ def test_stop_sequences_end_output_at_the_same_place(models):
     target, _ = models
     prompt = list(b"xyzxyzxyz")
     reference = greedy_decode(target, prompt, 40).tokens
-    stop = reference[10:12]
-    expected = greedy_decode(target, prompt, 40, stop=[stop]).tokens
-    assert expected[-2:] == stop and len(expected) <= 12
     oracle = Oracle(prompt, reference)
-    result = speculative_decode(target, oracle, prompt, 40, 8, stop=[stop])
-    assert result.tokens == expected and result.stop_reason == "stop"
+    for stops in ([reference[10:12]], [reference[20:23], reference[10:12]], [reference[5:6]]):
+        # brute force: the output ends where the first of the stop sequences first ends
+        end = next(e for e in range(1, 41) if any(reference[:e][-len(s) :] == s for s in stops))
+        expected = greedy_decode(target, prompt, 40, stop=stops).tokens
+        assert expected == reference[:end]
+        result = speculative_decode(target, oracle, prompt, 40, 8, stop=stops)
+        assert result.tokens == expected and result.stop_reason == "stop"
 
 
 def test_bad_inputs_are_clear_errors(models):
