@@ -100,17 +100,6 @@ class DecodeResult:
         """Mean tokens gained per round (accepted + the target's own), as engines report it."""
         return len(self.tokens) / len(self.rounds) if self.rounds else float("nan")
 
-    def acceptance_per_position(self, k: int | None = None) -> list[float]:
-        """For draft position i (1-based): P(accepted | position i was drafted and reached)."""
-        k = k or max((len(r.drafted) for r in self.rounds), default=0)
-        rates = []
-        for i in range(k):
-            reached = [r for r in self.rounds if len(r.drafted) > i and r.accepted >= i]
-            rates.append(
-                sum(r.accepted > i for r in reached) / len(reached) if reached else float("nan")
-            )
-        return rates
-
 
 def _check_int(value, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
