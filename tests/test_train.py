@@ -637,28 +637,32 @@ def test_context_needs_gives_context_needed_at_every_byte():
         assert context_needs(text).tolist() == [context_needed(text, j) for j in range(len(text))]
 
 
-def test_weighted_batches_weigh_only_the_hard_bytes_of_verbatim_repeats():
+@pytest.mark.parametrize("n_seq", [64, 256])  # 64: most repeats are cut at the row's end
+def test_weighted_batches_weigh_exactly_the_hard_bytes_of_verbatim_repeats(n_seq):
     import inspect
 
+    from speclab.train import context_needed, copy_document_parts
+
     text = np.frombuffer(Path(inspect.__file__).read_bytes(), dtype=np.uint8)  # real code
-    cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=1.0, hard_copy_weight=4.0,
-                      hard_copy_bytes=6)  # fmt: skip
-    inputs, targets, weights = batch(text, 8, 256, np.random.default_rng(1), cfg, weighted=True)
-    plain = batch(text, 8, 256, np.random.default_rng(1), cfg)
+    cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=0.7, interleave_fraction=0.5,
+                      block_fraction=0.5, hard_copy_weight=4.0, hard_copy_bytes=4)  # fmt: skip
+    inputs, targets, weights = batch(text, 24, n_seq, np.random.default_rng(1), cfg, weighted=True)
+    plain = batch(text, 24, n_seq, np.random.default_rng(1), cfg)
     assert (inputs == plain[0]).all() and (targets == plain[1]).all()  # the same draws
-    assert set(np.unique(weights)) == {1.0, 4.0}
-    for row, column in np.argwhere(weights == 4.0):
-        # the 5 bytes before a hard byte occur earlier in the row followed by another byte
-        seen = np.concatenate([inputs[row, :1], targets[row]]).astype(np.uint8).tobytes()
-        at = column + 1  # targets[row, column] is seen[at]
-        key, wanted = seen[at - 5 : at], seen[at]
-        assert any(seen[k - 5 : k] == key and seen[k] != wanted for k in range(5, at)), (
-            row,
-            column,
-        )
-    cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=0.0, hard_copy_weight=4.0)
-    *_, weights = batch(text, 8, 256, np.random.default_rng(1), cfg, weighted=True)
-    assert (weights == 1.0).all()  # a repeat with a rename is not weighed
+    # the same documents again, each byte of a verbatim repeat judged by context_needed
+    rng, expected = np.random.default_rng(1), np.ones((24, n_seq + 1))
+    for row in range(24):
+        rng.random()  # a copy row or not: always a copy row here
+        data = b""
+        while len(data) < n_seq + 1:
+            piece, between, again, end = copy_document_parts(text, rng, n_seq // 3 - 8, cfg)
+            for j in range(len(again) if again == piece else 0):  # renamed: not weighed
+                at = len(data) + len(piece) + len(between) + j
+                if at <= n_seq and context_needed(piece, j) >= 4:
+                    expected[row, at] = 4.0
+            data += piece + between + again + end
+        assert data.startswith(bytes(inputs[row].astype(np.uint8)))
+    assert (weights == expected[:, 1:]).all() and (weights == 4.0).sum() > 10
 
 
 @pytest.mark.parametrize(
