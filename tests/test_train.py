@@ -666,7 +666,8 @@ def test_weighted_batches_weigh_exactly_the_hard_bytes_of_verbatim_repeats(n_seq
 
 
 @pytest.mark.parametrize(
-    "setting", ["hard_copy_weight=0", "hard_copy_weight=-2", "hard_copy_bytes=0"]
+    "setting",
+    ["hard_copy_weight=0", "hard_copy_weight=-2", "hard_copy_weight=1e38", "hard_copy_bytes=0"],
 )
 def test_a_bad_hard_copy_setting_is_refused(setting):
     with pytest.raises(ValueError, match="hard_copy"):

@@ -856,10 +856,10 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     for name in (*fractions, "min_lr_ratio"):
         if not 0 <= getattr(cfg, name) <= 1:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
-    if cfg.hard_copy_weight <= 0 or cfg.hard_copy_bytes < 1:
+    if not 0 < cfg.hard_copy_weight <= 10_000 or cfg.hard_copy_bytes < 1:
         raise ValueError(f"--set hard_copy_weight={cfg.hard_copy_weight}, hard_copy_bytes="
-                         f"{cfg.hard_copy_bytes}: the weight must be above 0 (1: off) and "
-                         "the bytes at least 1")  # fmt: skip
+                         f"{cfg.hard_copy_bytes}: the weight must be above 0 and at most "
+                         "10,000 (1: off), the bytes at least 1")  # fmt: skip
     for name in ("weight_decay", "warmup", "short_steps", "max_corpus_bytes", "seed"):
         if getattr(cfg, name) < 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must not be negative")
