@@ -35,7 +35,7 @@ from speclab.gpt import forward
 from speclab.paths import weights_dir
 from speclab.train import (
     LETTERS,
-    context_needed,
+    context_needs,
     copy_probes,
     few_letters,
     held_out_functions,
@@ -45,7 +45,7 @@ from speclab.weights import load
 
 
 def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float, dict]:
-    """The share of the repeat's bytes chosen right, overall and by context_needed.
+    """The share of the repeat's bytes chosen right, overall and by context_needs.
 
     Each text is piece + separator + piece; skip(piece) bytes of the repeat are given first.
     """
@@ -59,8 +59,8 @@ def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float,
         start = len(piece) + len(separator) + skip(piece)  # the repeat, after what is given
         ok = chosen[start - 1 :] == np.array(text[start:])
         right, total = right + int(ok.sum()), total + ok.size
-        for i, hit in enumerate(ok.tolist()):
-            need = min(8, context_needed(piece, skip(piece) + i))
+        needs = np.minimum(8, context_needs(piece)[skip(piece) :])  # one per byte of the repeat
+        for need, hit in zip(needs.tolist(), ok.tolist(), strict=True):
             by_need.setdefault(need, []).append(hit)
         mistakes = [
             (i, bytes([text[start + i]]), bytes([chosen[start - 1 + i]]))

@@ -470,7 +470,8 @@ def copy_test_prompts(functions: list[bytes]) -> list[tuple[list[int], bytes]]:
 
 def context_needed(first: bytes, j: int) -> int:
     """How many bytes just before first[j] a copier must match to be sure of first[j]: the
-    least n for which every place in first that follows those n bytes holds the same byte."""
+    least n for which every place in first that follows those n bytes holds the same byte.
+    The definition, for one byte; `context_needs` gives every byte of first at once."""
     for n in range(1, j + 1):
         key = first[j - n : j]
         following = {first[k] for k in range(n, len(first)) if first[k - n : k] == key}
