@@ -575,9 +575,10 @@ def test_decoders_sample_the_target_distribution(tiny_pair):
     for _ in range(1500):
         plain = greedy_decode(target, prompt, 2, rng=rng, temperature=1.0, top_k=3).tokens
         counts["plain"][plain[0] * 256 + plain[1]] += 1
+        # "exact": the default rule, as a learner would call it
         for name, rule in (("exact", {}), ("biased", {"rule": biased_resample_step})):
             spec = speculative_decode(target, ModelDrafter(draft), prompt, 2, 1, rng=rng,
-                                      temperature=1.0, top_k=3, **rule).tokens  # the default rule first  # fmt: skip
+                                      temperature=1.0, top_k=3, **rule).tokens  # fmt: skip
             counts[name][spec[0] * 256 + spec[1]] += 1
     for name in ("plain", "exact"):
         assert chi_square_test(counts[name], exact.ravel()).p_value > SIGNIFICANCE, name

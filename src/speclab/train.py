@@ -715,10 +715,10 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="train", unit="step")
     loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
+    weighted = cfg.hard_copy_weight != 1.0  # 1: the plain mean, as before the option
     while step < last_step:
         n_seq = row_length(step, cfg)
         n_batch = max(1, cfg.batch_tokens // n_seq)
-        weighted = cfg.hard_copy_weight != 1.0
         inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
         positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
         loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions, *weights)
