@@ -242,3 +242,35 @@ def test_shipped_models_match_greedy(capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "matches greedy decoding byte for byte: yes (30 bytes)" in out
+
+
+def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target():
+    """lessons/teacher-guide.md, "What the demo shows with the shipped model": each claim
+    re-run with the shipped target (and must be rewritten when the target changes)."""
+    from speclab.paths import repo_root
+    from speclab.tokenizer import decode
+    from speclab.weights import load_target
+
+    guide = " ".join((repo_root() / "lessons" / "teacher-guide.md").read_text("utf-8").split())
+    target = load_target()
+    prompt = encode(EXAMPLES["code-edit"])
+    body = EXAMPLES["code-edit"].split("\n# edited:\n")[0].split("\n", 1)[1]
+    spec = speculative_decode(target, PromptLookupDrafter(3, 1), prompt, 120, 4, adaptive=False)
+    # "its docstring and the first lines of its body, byte for byte as in the prompt": so
+    # every correction is the drafter's, and the run ends before `values_2` would be needed
+    assert "byte for byte as in the prompt" in guide
+    assert decode(spec.tokens) == body[:120]
+    assert body.index("len(values)") + len("len(values") >= 120  # where `_2` would come
+    assert "Every correction in this run is the drafter's" in guide
+    assert any(r.accepted < len(r.drafted) for r in spec.rounds), "there are corrections"
+    # "Most rounds add all 4 drafts and a bonus token"
+    assert sum(r.accepted == 4 for r in spec.rounds) > len(spec.rounds) / 2
+    # "writes the whole body with `values`, not `values_2`, then starts the function a third time"
+    longer = decode(greedy_decode(target, prompt, 360).tokens)
+    assert "writes the whole body with `values`, not `values_2`" in guide
+    assert longer.startswith(body) and "values_2" not in longer
+    assert "def moving_average(values, window):" in longer[len(body) :]
+    # free text: "this small model soon repeats a phrase of its own"
+    free = decode(greedy_decode(target, encode(EXAMPLES["free-text"]), 120).tokens)
+    assert "(`the schedule are the schedule are ...`)" in guide
+    assert "the schedule are the schedule are the schedule are" in free

@@ -287,13 +287,20 @@ def test_steps_at_or_below_the_checkpoint_export_it_as_it_is(tmp_path):
 
 
 def test_the_kept_checkpoint_resumes_with_the_current_recipe():
-    """README: data/weights/checkpoints/target.npz goes on with `speclab train target`, so it
-    must have been made with today's target recipe (only the number of steps may differ)."""
-    from speclab.paths import weights_dir
-    from speclab.train import load_checkpoint
+    """README: data/weights/checkpoints/target.npz goes on with the `speclab train target
+    --run-dir runs/more --set ...` command it gives, so the checkpoint must have been made with
+    today's target recipe changed by those settings (only the number of steps may differ)."""
+    import re
 
-    cfg = RECIPES["target"]
+    from speclab.paths import repo_root, weights_dir
+    from speclab.train import load_checkpoint, with_overrides
+
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    command = re.search(r"`speclab train target --run-dir runs/more((?: --set \S+)*)`", readme)
+    assert command, "README says how to go on from the kept checkpoint"
+    cfg = with_overrides(RECIPES["target"], re.findall(r"--set (\S+)", command[1]))
     params, state, step, _, log = load_checkpoint(weights_dir() / "checkpoints" / "target.npz", cfg)
+    assert step < cfg.steps, "the README's command trains on beyond the kept step"
     assert params["wpe"].shape == (cfg.n_ctx, cfg.n_embd) and step == log["history"][-1]["step"]
     assert "copy_gap_far" in log["history"][-1]
 
