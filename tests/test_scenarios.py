@@ -203,3 +203,25 @@ def test_provenance_matches_brute_force_on_random_sequences():
         assert output_provenance(prompt, output, min_span) == provenance_oracle(
             prompt, output, min_span
         )
+
+
+def test_prompts_readme_says_where_copy_heavy_stands_in_the_saved_report():
+    """data/prompts/README.md: "in the saved report copy-heavy's speedup is below
+    structured's and counting's at every fixed k", read from data/bench/decode.json."""
+    import json
+
+    from speclab.paths import data_dir
+
+    readme = " ".join((prompts_dir() / "README.md").read_text(encoding="utf-8").split())
+    assert "copy-heavy's speedup is below structured's and counting's at every fixed k" in readme
+    report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    speedup = {
+        (row["scenario"], row["method"]): row["speedup"]
+        for row in report["results"]
+        if row["drafter"] == "lookup"
+    }
+    fixed = {method for _, method in speedup if method != "lookup adaptive"}
+    assert len(fixed) >= 3
+    for method in fixed:
+        for other in ("structured", "counting"):
+            assert speedup["copy-heavy", method] < speedup[other, method], (method, other)
