@@ -27,21 +27,25 @@ Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] [--short] (
 import argparse
 import re
 
-import numpy as np
+from speclab.cli import interrupted, run_script
 
-from speclab.backprop import attention_maps
-from speclab.cli import run_script
-from speclab.gpt import forward
-from speclab.paths import weights_dir
-from speclab.train import (
-    LETTERS,
-    context_needs,
-    copy_probes,
-    few_letters,
-    held_out_functions,
-    load_corpus,
-)
-from speclab.weights import load
+try:  # Ctrl-C while numpy loads: one line, not a traceback
+    import numpy as np
+
+    from speclab.backprop import attention_maps
+    from speclab.gpt import forward
+    from speclab.paths import weights_dir
+    from speclab.train import (
+        LETTERS,
+        context_needs,
+        copy_probes,
+        few_letters,
+        held_out_functions,
+        load_corpus,
+    )
+    from speclab.weights import load
+except KeyboardInterrupt:
+    interrupted()
 
 
 def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float, dict]:

@@ -15,19 +15,23 @@ Run: .venv/bin/python benchmarks/copy_test_needs.py [WEIGHTS.npz ...] (default: 
 import argparse
 from pathlib import Path
 
-import numpy as np
+from speclab.cli import interrupted, run_script
 
-from speclab.cli import run_script
-from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
-from speclab.paths import weights_dir
-from speclab.train import (
-    context_needed,
-    copy_score,
-    copy_test_prompts,
-    held_out_functions,
-    load_corpus,
-)
-from speclab.weights import load
+try:  # Ctrl-C while numpy loads: one line, not a traceback
+    import numpy as np
+
+    from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
+    from speclab.paths import weights_dir
+    from speclab.train import (
+        context_needed,
+        copy_score,
+        copy_test_prompts,
+        held_out_functions,
+        load_corpus,
+    )
+    from speclab.weights import load
+except KeyboardInterrupt:
+    interrupted()
 
 
 def lookup_copy(prompt: list[int], rest: bytes, n: int, earliest: bool) -> int:

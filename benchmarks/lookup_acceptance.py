@@ -12,14 +12,18 @@ Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] 
 
 import argparse
 
-import numpy as np
+from speclab.cli import interrupted, run_script
 
-from speclab.cli import run_script
-from speclab.decoding import speculative_decode
-from speclab.drafters import PromptLookupDrafter
-from speclab.paths import weights_dir
-from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
-from speclab.weights import load
+try:  # Ctrl-C while numpy loads: one line, not a traceback
+    import numpy as np
+
+    from speclab.decoding import speculative_decode
+    from speclab.drafters import PromptLookupDrafter
+    from speclab.paths import weights_dir
+    from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
+    from speclab.weights import load
+except KeyboardInterrupt:
+    interrupted()
 
 
 def main() -> None:

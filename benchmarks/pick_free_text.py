@@ -14,13 +14,17 @@ import argparse
 import csv
 from pathlib import Path
 
-from speclab.cli import run_script
-from speclab.decoding import greedy_decode
-from speclab.paths import prompts_dir
-from speclab.report_files import writable_folder
-from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
-from speclab.tokenizer import decode, encode
-from speclab.weights import load, load_target
+from speclab.cli import interrupted, run_script
+
+try:  # Ctrl-C while numpy loads: one line, not a traceback
+    from speclab.decoding import greedy_decode
+    from speclab.paths import prompts_dir
+    from speclab.report_files import writable_folder
+    from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
+    from speclab.tokenizer import decode, encode
+    from speclab.weights import load, load_target
+except KeyboardInterrupt:
+    interrupted()
 
 
 def rank(model, scenario) -> list[dict]:

@@ -727,6 +727,29 @@ def test_scripts_end_bad_files_and_ctrl_c_in_one_line(capsys, raised, status, me
     assert capsys.readouterr().err.startswith(message)
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="watches /proc/PID/maps")
+@pytest.mark.parametrize(
+    "script", sorted(p.name for p in (Path(__file__).parent.parent / "benchmarks").glob("*.py"))
+)
+@pytest.mark.parametrize("delay", [0.0, 0.05])
+def test_ctrl_c_while_a_benchmark_script_loads_numpy_is_one_line(script, delay):
+    """From the moment numpy starts loading (the scripts' imports), before run_script() runs:
+    "interrupted" and status 130, as later (test_scripts_end_bad_files_and_ctrl_c_in_one_line)."""
+    path = Path(__file__).parent.parent / "benchmarks" / script
+    process = subprocess.Popen(
+        [sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    maps = Path(f"/proc/{process.pid}/maps")
+    deadline = time.monotonic() + 60
+    while "numpy" not in maps.read_text() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert b"Traceback" not in err, err.decode()
+    assert err == b"interrupted\n" and process.returncode in (130, -signal.SIGINT)
+
+
 def test_a_benchmark_script_given_a_damaged_weights_file_says_so(tmp_path):
     damaged = write(tmp_path, "w.npz", "not a weights file")
     script = Path(__file__).parent.parent / "benchmarks" / "lookup_acceptance.py"

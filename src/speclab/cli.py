@@ -95,6 +95,14 @@ def text_path_argument(text: str) -> str:
     return text
 
 
+def interrupted() -> None:
+    """Ctrl-C before main() or run_script() could catch it (while numpy loads): one line and
+    exit status 130, as they give, instead of Python's traceback. Scripts call it from
+    `except KeyboardInterrupt` around their imports."""
+    print("interrupted", file=sys.stderr)
+    sys.exit(130)
+
+
 def run_script(main, name: str) -> None:
     """Run a script's main() (the ones in benchmarks/) with the command's manners, then exit.
 
