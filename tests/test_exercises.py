@@ -92,6 +92,10 @@ def test_template_has_the_columns_and_no_rows():
         pytest.param(GOOD.replace("\n", "\r\n").encode(), id="crlf"),
         pytest.param(GOOD.replace(",", ";").encode(), id="semicolons"),
         pytest.param(GOOD.replace(",", "\t").encode("utf-16"), id="utf16-tabs"),
+        pytest.param(GOOD.replace(",", "\t").encode("utf-16-le"), id="utf16le-without-bom"),
+        pytest.param(GOOD.encode("utf-16-be"), id="utf16be-without-bom"),
+        pytest.param(("sep=;\n" + GOOD.replace(",", ";")).encode(), id="excel-sep-line"),
+        pytest.param(("SEP=\t\r\n" + GOOD.replace(",", "\t")).encode(), id="excel-sep-tab"),
         pytest.param(
             b"\xef\xbb\xbf Prefix , Guess , Expected Output \n , ABX , ABC \n\t,ABC,ABCD\n"
             b',"XBC", A\nABCD , EFG ,ABCDEFG  \n',
@@ -105,6 +109,24 @@ def test_template_has_the_columns_and_no_rows():
 )
 def test_spreadsheet_habits_are_tolerated(tmp_path, variant):
     assert_good_table(check_guesses(write(tmp_path, "g.csv", variant)))
+
+
+def test_an_excel_sep_line_is_not_a_row(tmp_path):
+    """Excel reads a first line `sep=;` as an instruction and does not show it: the header
+    is row 1 there, so the rows are numbered as without the line."""
+    plain = check_guesses(write(tmp_path, "plain.csv", BAD_ROWS.replace(",", ";")))
+    with_line = check_guesses(write(tmp_path, "sep.csv", "sep=;\n" + BAD_ROWS.replace(",", ";")))
+    pd.testing.assert_frame_equal(plain, with_line)
+    with pytest.raises(GuessFileError, match="no header row"):
+        check_guesses(write(tmp_path, "only.csv", "sep=;\n"))
+
+
+def test_binary_with_zero_bytes_is_not_taken_for_utf16(tmp_path):
+    """UTF-16 without a byte-order mark is recognised by a zero in every other byte; binary
+    files with zeros elsewhere are still refused."""
+    for content in (bytes(range(256)) * 4, b"\x7fELF\x02\x01\x01" + b"\x00" * 57, b"a\x00b"):
+        with pytest.raises(GuessFileError, match="binary"):
+            check_guesses(write(tmp_path, "b.csv", content))
 
 
 def test_extra_columns_and_column_order(tmp_path):

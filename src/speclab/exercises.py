@@ -6,8 +6,9 @@ A student edits `data/guesses.csv` (columns `prefix`, `guess`, optionally
     speclab check-guesses data/guesses.csv            (or check_guesses(path) in a notebook)
 
 Every row is checked with `speclab.acceptance.verify_on_path`. Spreadsheet habits are
-tolerated: a UTF-8 byte-order mark, spaces around cells, semicolon or tab separators,
-UTF-16 "Unicode text" files, note cells that run over several lines. A bad row is
+tolerated: a UTF-8 byte-order mark, spaces around cells, semicolon or tab separators
+(and Excel's first line `sep=;`, which Excel does not show as a row), UTF-16 "Unicode
+text" files with or without their byte-order mark, note cells that run over several lines. A bad row is
 reported with its row number as a spreadsheet shows it (the header is row 1) and never
 stops the good rows from being checked. Problems with the whole file (missing, not a
 regular file, over 20 MB, empty, binary, no header, broken encoding) raise
@@ -42,6 +43,7 @@ from speclab.i18n import N_, Message, translator
 from speclab.student_files import (
     GuessFileError,
     cut,
+    excel_separator_line,
     read_text,
     records,
     separator,
@@ -137,7 +139,10 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
     Raises GuessFileError for a header that cannot be used, and at the end for a file
     with no data rows.
     """
-    rows = records(text, separator(text))
+    delimiter = separator(text)
+    if excel_separator_line(text) is not None:  # Excel hides this line: the header is row 1
+        text = text.lstrip().partition("\n")[2]
+    rows = records(text, delimiter)
     header_row, header_cells = _header_record(rows, path)
     columns = _header(header_cells, path, header_row)
     found = False

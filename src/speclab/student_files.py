@@ -156,6 +156,8 @@ def _too_big(name: str, size: int) -> None:
 def _decode(raw: bytes, path: Path) -> str:
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return raw.decode("utf-16", errors="replace")  # spreadsheet "Unicode text" export
+    if (encoding := _utf16_without_bom(raw)) is not None:
+        return raw.decode(encoding, errors="replace")
     if b"\x00" in raw:
         raise GuessFileError(
             N_("{name}: looks like a binary file, not a CSV text file"), name=shown(str(path))
@@ -172,8 +174,39 @@ def _decode(raw: bytes, path: Path) -> str:
         ) from None
 
 
+def _utf16_without_bom(raw: bytes) -> str | None:
+    """ "utf-16-le" or "-be" for UTF-16 text saved without its byte-order mark, else None.
+
+    Text of Latin letters, digits and punctuation in UTF-16 has a zero byte in every other
+    place: the second of each pair (little-endian) or the first (big-endian). A binary file
+    has zeros too, but not in that pattern, and not in every line.
+    """
+    if len(raw) < 4 or len(raw) % 2 or b"\x00" not in raw:
+        return None
+    for encoding, zeros, others in (("utf-16-le", raw[1::2], raw[0::2]), ("utf-16-be", raw[0::2], raw[1::2])):  # fmt: skip
+        if zeros.count(0) >= 0.9 * len(zeros) and others.count(0) == 0:
+            try:
+                text = raw.decode(encoding)
+            except UnicodeDecodeError:
+                return None
+            return encoding if "\n" in text or "," in text or ";" in text or "\t" in text else None
+    return None
+
+
+def excel_separator_line(text: str) -> str | None:
+    """The separator named by a first line `sep=;` (Excel's way to say which it is), or None."""
+    first = next((line for line in io.StringIO(text, newline="") if line.strip()), "")
+    first = first.strip("\r\n").strip(" ")
+    if len(first) == 5 and first.lower().startswith("sep=") and first[4] not in "\"'":
+        return first[4]
+    return None
+
+
 def separator(text: str) -> str:
-    """Comma, or the semicolon / tab a spreadsheet in another locale writes (from the header)."""
+    """Comma, or the semicolon / tab a spreadsheet in another locale writes (from the header),
+    or the one a first line `sep=X` names."""
+    if (named := excel_separator_line(text)) is not None:
+        return named
     header_line = next((line for line in io.StringIO(text, newline="") if line.strip()), "")
     counts = {sep: header_line.count(sep) for sep in (",", ";", "\t")}
     best = max(counts, key=counts.get)
