@@ -188,5 +188,6 @@ def test_exercise_1_key_quotes_the_saved_reports_outcome():
         f"{loop['structured']}, counting {loop['counting']}, free text {loop['free text']})" in key
     )
     assert all(rows[s]["speedup"] > 1 for s in order), "the key says every scenario was faster"
-    fastest = max(order, key=lambda s: rows[s]["speedup"])
-    assert fastest != "copy-heavy", "the key says copy-heavy was not the fastest"
+    slowest = min(order, key=lambda s: rows[s]["speedup"])
+    assert slowest == "copy-heavy", "the key says copy-heavy was the slowest of the four"
+    assert "copy-heavy was the slowest of the four" in key

@@ -8,6 +8,7 @@ tables (Eq. 1, speedup) are checked by tests/test_lessons.py.
 """
 
 import itertools
+import json
 import re
 
 import numpy as np
@@ -226,3 +227,42 @@ def test_the_draft_models_cost_is_quoted_from_the_saved_report_and_the_shapes():
         f"a {words[draft.n_layer]}-layer draft costs a large share of a "
         f"{words[target.n_layer]}-layer target step" in key
     )
+
+
+def test_the_teacher_guides_repeating_examples_are_what_the_models_write():
+    """Teacher guide, lesson 07 misconceptions: with notebook 07's two decoding prompts (its
+    temperature cell: k = 3, 60 bytes, seed = the prompt's index), the shipped models write
+    `self.__init__(` again at T = 0 and `self.setUp() and self.setUp()` at T = 0.5."""
+    from speclab.decoding import speculative_decode
+    from speclab.drafters import ModelDrafter
+    from speclab.tokenizer import decode, encode
+    from speclab.weights import load_draft, load_target
+
+    guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
+    assert "`self.__init__(` again at T = 0, `self.setUp() and self.setUp()` at T = 0.5" in guide
+    cells = json.loads(
+        (repo_root() / "notebooks" / "07_speculative_sampling.ipynb").read_text("utf-8")
+    )
+    code = "".join(
+        "".join(cell["source"]) for cell in cells["cells"] if cell["cell_type"] == "code"
+    )
+    prompts = [
+        "class Wrapper:\n    def __init__(self, width=70):\n        self.",
+        'def read_config(path):\n    """Read the file at path."""\n    with open(',
+    ]
+    assert all(repr(prompt)[1:-1] in code for prompt in prompts), "the notebook's prompts"
+    target, draft = load_target(), load_draft()
+
+    def written(temperature):
+        return [
+            decode(
+                speculative_decode(
+                    target, ModelDrafter(draft), encode(prompt), 60, 3, adaptive=False,
+                    temperature=temperature, rng=np.random.default_rng(seed),
+                ).tokens
+            )
+            for seed, prompt in enumerate(prompts)
+        ]  # fmt: skip
+
+    assert any("self.__init__(" in text for text in written(0.0))
+    assert any("self.setUp() and self.setUp()" in text for text in written(0.5))

@@ -32,11 +32,11 @@ _FUNCTION = '''def moving_average(values, window):
     return averages
 '''
 EXAMPLES = {
-    # copy-heavy: the model repeats the function with one name changed
+    # copy-heavy: the prompt asks for the function again with one name changed
     "code-edit": _FUNCTION + "\n# edited:\ndef moving_average(values_2, window):\n",
-    # copy-heavy: the model repeats the function as it is
+    # copy-heavy: the prompt asks for the function again as it is
     "repeat": _FUNCTION + "\n# again:\n" + _FUNCTION.split("\n")[0] + "\n",
-    # free text: little to look up
+    # free text: the prompt asks for new words (what the model writes may still repeat)
     "free-text": (
         "# Notes on the design of the scheduler\n"
         "#\n"
