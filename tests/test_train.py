@@ -679,3 +679,61 @@ def test_weighted_batches_weigh_exactly_the_hard_bytes_of_verbatim_repeats(n_seq
 def test_a_bad_hard_copy_setting_is_refused(setting):
     with pytest.raises(ValueError, match="hard_copy"):
         with_overrides(TrainConfig(), [setting])
+
+
+def test_a_diverging_run_stops_with_a_message_and_saves_no_broken_checkpoint(tmp_path):
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--set", "lr=1e308")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "training diverged at step 1" in result.stderr and "lower --set lr" in result.stderr
+    assert not (tmp_path / "run" / "checkpoint.npz").exists()
+
+
+def test_out_must_be_a_weights_file_name_and_a_students_file_is_left_alone(tmp_path):
+    notes = tmp_path / "notes.csv"
+    notes.write_text("precious,data\n")
+    other = tmp_path / "other.npz"
+    np.savez(other, x=np.zeros(3))  # an .npz, but not speclab weights
+    before = other.read_bytes()
+    for out, problem in (
+        (notes, "a weights file's name ends in .npz"),
+        (other, "is not a speclab weights file"),
+        (tmp_path / "run", "is a folder"),  # --out the run folder itself
+    ):
+        result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--out", out)
+        assert result.returncode == 2 and problem in result.stderr, result.stderr
+    assert notes.read_text() == "precious,data\n" and other.read_bytes() == before
+    assert not (tmp_path / "run").exists()  # refused before any training
+    (tmp_path / "a-file").write_text("")
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "a-file")
+    assert result.returncode == 2 and "is a file; give a folder" in result.stderr
+
+
+def test_a_second_training_in_the_same_run_dir_is_refused(tmp_path):
+    fcntl = pytest.importorskip("fcntl")
+    from speclab.train import train
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with (run_dir / ".lock").open("w") as held:  # as a first training holds it
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ValueError, match="another training is running in"):
+            train(RECIPES["smoke"], run_dir, progress=False)
+    assert not (run_dir / "checkpoint.npz").exists()
+
+
+def test_an_unreadable_checkpoint_is_not_called_damaged(tmp_path, monkeypatch):
+    """Permission denied is not damage: the message must not advise deleting hours of work."""
+    from speclab.train import load_checkpoint
+
+    checkpoint = tmp_path / "checkpoint.npz"
+    checkpoint.write_bytes(b"PK")
+    real_open = Path.open
+
+    def denied(self, *args, **kwargs):
+        if self == checkpoint:
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", denied)
+    with pytest.raises(OSError, match="cannot read .*Permission denied.*nothing was changed"):
+        load_checkpoint(checkpoint, RECIPES["smoke"])

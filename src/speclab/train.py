@@ -22,6 +22,7 @@ whose state is saved in every checkpoint, so an interrupted run resumes where it
 Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is bytes).
 """
 
+import contextlib
 import hashlib
 import json
 import keyword
@@ -564,6 +565,12 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     defaults, which are the recipe it was made with.
     """
     shape = ("n_layer", "n_head", "n_embd", "n_ctx")
+    try:  # unreadable is not damaged: hours of training must not be deleted on bad advice
+        path.open("rb").close()
+    except OSError as error:
+        raise OSError(
+            f"cannot read {path} ({error.strerror or error}); nothing was changed"
+        ) from None
     try:
         if not zipfile.is_zipfile(path):  # else numpy suggests loading it "unsafely" with pickle
             raise ValueError("not an .npz archive")
@@ -674,9 +681,35 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     Given a weights file instead (no optimiser state), the run starts at step 0 from them;
     a model with fewer layers than the recipe is grown first (`grown`).
     """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with _only_run_in(run_dir):
+        return _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from)
+
+
+@contextlib.contextmanager
+def _only_run_in(run_dir: Path):
+    """One training at a time in run_dir: a second one would overwrite the first's checkpoints.
+    The lock (an flock on run_dir/.lock) ends with the process, however it ends. On systems
+    without fcntl (Windows) nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with (run_dir / ".lock").open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ValueError(
+                f"another training is running in {run_dir}; wait for it to end, or give "
+                "another --run-dir"
+            ) from None
+        yield
+
+
+def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict:
     from tqdm.auto import tqdm
 
-    run_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = run_dir / "checkpoint.npz"
     config = GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx)
     corpus = load_corpus(cfg.max_corpus_bytes)
@@ -721,7 +754,13 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         n_batch = max(1, cfg.batch_tokens // n_seq)
         inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
         positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
-        loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions, *weights)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverged run is stopped below
+            loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions, *weights)
+        if not math.isfinite(loss):
+            bar.close()  # the message on a line of its own
+            raise ValueError(
+                _diverged(step, f"the loss became {loss}", learning_rate(step, cfg), checkpoint)
+            )
         flat_grads = flatten(grads)
         if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
             loop_grads, looped = loop_penalty(params, config, cfg, corpus["train"], rng)
@@ -729,7 +768,11 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
                 flat_grads[name] = flat_grads[name] + grad
             loop_ema = looped if loop_ema is None else 0.9 * loop_ema + 0.1 * looped
         lr = learning_rate(step, cfg)
-        norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
+        with np.errstate(over="ignore", invalid="ignore"):
+            norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
+        if not all(np.isfinite(value).all() for value in flat_params.values()):
+            bar.close()
+            raise ValueError(_diverged(step, "the weights became infinite or NaN", lr, checkpoint))
         step += 1
         loss_ema = loss if loss_ema is None else 0.95 * loss_ema + 0.05 * loss
         bar.update(1)
@@ -764,6 +807,18 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         bar.write(f"checkpoint already at step {step}: nothing to train, exported to {out}")
         export(params, config, cfg, corpus["record"], log, out)
     return log
+
+
+def _diverged(step: int, what: str, lr: float, checkpoint: Path) -> str:
+    kept = (
+        f"{checkpoint} (the last validation's) is kept"
+        if checkpoint.exists()
+        else "no checkpoint was saved"
+    )
+    return (
+        f"training diverged at step {step + 1}: {what} "
+        f"(learning rate {lr:.3g}); {kept}; try a lower --set lr"
+    )
 
 
 def export(params, config, cfg, corpus_record, log, out: Path):
@@ -877,8 +932,12 @@ def _out_problem(out: Path, run_dir: Path) -> str | None:
     """Why the weights cannot be written to out (checked before hours of training), or None."""
     if out.resolve() == (run_dir / "checkpoint.npz").resolve():
         return f"--out {out} is the run's checkpoint; the weights need a file of their own"
-    if out.is_dir():
+    if out.is_dir() or out.resolve() == run_dir.resolve():
         return f"--out {out} is a folder; give a file name, e.g. {out / 'target.npz'}"
+    if out.suffix != ".npz":
+        return f"--out {out}: a weights file's name ends in .npz, e.g. {out.with_suffix('.npz')}"
+    if out.exists() and not _is_weights_file(out):
+        return f"--out {out} exists and is not a speclab weights file; it is left as it is"
     try:
         writable_folder(out.parent, name=f"--out {out}: its folder {out.parent}")
     except OSError as error:
@@ -910,6 +969,9 @@ def run(args) -> int:
         print(f"speclab train: {error}", file=sys.stderr)
         return 2
     run_dir = args.run_dir or Path("runs") / name
+    if run_dir.exists() and not run_dir.is_dir():
+        print(f"speclab train: --run-dir {run_dir} is a file; give a folder", file=sys.stderr)
+        return 2
     if args.init_from is not None and args.init_from.is_dir():
         inside = args.init_from / "checkpoint.npz"
         hint = f"; its checkpoint is {inside}" if inside.is_file() else ""
