@@ -652,6 +652,26 @@ def test_ctrl_c_while_the_subcommands_are_imported_is_one_line(capsys, monkeypat
     assert capsys.readouterr().err == "interrupted\n"
 
 
+def test_a_second_ctrl_c_while_the_first_is_handled_is_swallowed():
+    """Two quick Ctrl-C: the first stops the command, the second must not interrupt the
+    "interrupted" message (it used to end in a traceback)."""
+    import signal
+
+    from speclab.cli import _note_ctrl_c
+
+    seen, restore = _note_ctrl_c()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        os.kill(os.getpid(), signal.SIGINT)  # in the handling: no KeyboardInterrupt now
+        time.sleep(0.01)
+        assert seen()
+    finally:
+        restore()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_the_command_imports_nothing_slow_before_main():
     # Ctrl-C before main() runs is Python's own traceback: keep that moment short
     code = (

@@ -44,6 +44,17 @@ def build_parser():
     return parser
 
 
+def console() -> int:
+    """The `speclab` command: main(), and after a Ctrl-C no traceback from a second one
+    while Python shuts down."""
+    status = main()
+    if status == 130:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     ctrl_c_seen, restore = _note_ctrl_c()
     try:
@@ -110,6 +121,7 @@ def run_script(main, name: str) -> None:
     and an OSError or ValueError (a missing or damaged weights file) one line naming it.
     """
     _escape_what_the_console_cannot_show()
+    ctrl_c_seen, restore = _note_ctrl_c()
     try:
         status = main()
         if sys.stdout is not None:
@@ -124,6 +136,8 @@ def run_script(main, name: str) -> None:
         _silence_stdout()
         print(f"{name}: {error}", file=sys.stderr)
         status = 1
+    finally:
+        restore()
     sys.exit(status or 0)
 
 
@@ -135,7 +149,8 @@ def _note_ctrl_c():
 
     def handler(signum, frame):
         seen.append(signum)
-        raise KeyboardInterrupt
+        if len(seen) == 1:  # a second Ctrl-C while the first is handled: already stopping
+            raise KeyboardInterrupt
 
     previous = signal.getsignal(signal.SIGINT)
     if previous is not signal.default_int_handler:
