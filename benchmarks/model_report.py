@@ -3,7 +3,7 @@ copy gap and the copy test), and a greedy continuation of a Python prompt.
 Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the shipped two)
 """
 
-import sys
+import argparse
 
 from speclab.cli import interrupted, run_script
 
@@ -21,9 +21,14 @@ PROMPT = "def is_even(number):\n    "
 
 
 def main():
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\nRun:")[0].split()))
+    parser.add_argument(
+        "weights", nargs="*", help="weights files (default: the shipped target and draft)"
+    )
+    args = parser.parse_args()
     val = load_corpus()["val"]
     functions = held_out_functions(val)
-    models = [load(path) for path in sys.argv[1:]] or [load_target(), load_draft()]
+    models = [load(path) for path in args.weights] or [load_target(), load_draft()]
     for model in models:
         meta, config = model.meta, model.config
         n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))

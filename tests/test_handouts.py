@@ -203,6 +203,9 @@ def test_figure_is_drawn_from_speclab_figures(tmp_path):
         ("figure:draft_verify?k=-1", "figure 'draft_verify': k must be"),  # a value it refuses
         ("figure:draft_verify?k", "write key=value"),
         ("figure:draft_verify?k=100000", "numbers up to 1,000"),  # would draw for minutes
+        # values of a kind the figure cannot use (a number where it needs a decoding run)
+        ("figure:rounds?result=1", "figure 'rounds' cannot be drawn from these values"),
+        ("figure:cache?result=x", "figure 'cache' cannot be drawn from these values"),
     ],
 )
 def test_bad_figure_names_its_line(address, message, tmp_path):

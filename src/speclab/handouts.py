@@ -200,6 +200,13 @@ def draw_figure(request: FigureRequest, figure_dir: Path) -> Path:
             figure = function(**dict(request.kwargs))
         except (TypeError, ValueError) as error:  # a wrong keyword, or a value it refuses
             raise HandoutError(f"figure {request.name!r}: {error}") from error
+        except (AttributeError, LookupError, ArithmeticError) as error:
+            # a value of the wrong kind (a number where the figure needs a decoding run, a
+            # text where it needs a list) or out of range (zero where it divides)
+            raise HandoutError(
+                f"figure {request.name!r} cannot be drawn from these values "
+                f"({type(error).__name__}: {error})"
+            ) from error
         figure_dir.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, format="svg", bbox_inches="tight")
     return path
