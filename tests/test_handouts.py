@@ -308,10 +308,25 @@ def test_a_build_stopped_halfway_can_be_run_again(tmp_path):
     (lessons / "99_z_bad.md").write_text("# Bad\n\n![x](figure:no_such_thing)\n", "utf-8")
     out = tmp_path / "out"
     with pytest.raises(HandoutError, match="unknown figure"):
-        build_all(lessons, out, pdf=False)  # stops after writing 99_x.html
+        build_all(lessons, out, pdf=False)  # stops halfway
     (lessons / "99_z_bad.md").unlink()
     build_all(lessons, out, pdf=False)
     assert (out / "99_x.html").is_file() and (out / "index.html").is_file()
+
+
+def test_a_rebuild_that_stops_halfway_leaves_the_earlier_build_whole(tmp_path):
+    """The pages are built beside --out and moved in at the end: a bad figure (or Ctrl-C)
+    halfway through a rebuild costs nothing of the build before it."""
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    build_all(lessons, out, pdf=False)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    (lessons / "99_z_bad.md").write_text("# Bad\n\n![x](figure:no_such_thing)\n", "utf-8")
+    with pytest.raises(HandoutError, match="unknown figure"):
+        build_all(lessons, out, pdf=False)
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert [p.name for p in tmp_path.iterdir() if "building" in p.name] == []  # no leftovers
 
 
 def test_a_build_from_before_the_file_list_is_still_rebuilt(tmp_path):

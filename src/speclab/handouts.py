@@ -41,10 +41,10 @@ Arabic fonts first, and its banner and page footer in its language.
 import argparse
 import html
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -504,31 +504,43 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     ]
     for _, source_dir, _ in languages:
         check_no_answers(source_dir)
-    figure_dir = out_dir / "figures"
-    _clear_earlier_build(out_dir, lessons_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    started = time.time()
-    built = []
+    _check_out_dir(out_dir, lessons_dir)
+    # Built in a folder beside out_dir, then moved in: a build that stops halfway (a bad
+    # figure, Ctrl-C) leaves the earlier build whole.
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
     try:
+        built = []
         for lang, source_dir, target_dir in languages:
+            staged = stage / target_dir.relative_to(out_dir)
             built += [
-                build_page(source, target_dir, figure_dir, pdf, lang=lang)
+                build_page(source, staged, stage / "figures", pdf, lang=lang)
                 for source in sorted(source_dir.glob("*.md"))
             ]
             built += [
-                build_page(source, target_dir / "answers", figure_dir, pdf, answers=True, lang=lang)
+                build_page(
+                    source, staged / "answers", stage / "figures", pdf, answers=True, lang=lang
+                )
                 for source in sorted((source_dir / "answers").glob("*.md"))
             ]
-        index = write_index(built, out_dir)
-    except BaseException:  # stopped halfway (a bad figure, Ctrl-C): list what it wrote so far
-        # file times lag the clock a little
-        _list_written_files(
-            out_dir, [p for p in _pages(out_dir) if p.stat().st_mtime >= started - 0.05]
-        )
-        raise
-    written = [index, *figure_dir.glob("*.svg")]
-    _list_written_files(out_dir, written + [p for page in built for p in (page.html, *page.pdfs)])
-    return built
+        write_index(built, stage)
+        new_files = [path.relative_to(stage) for path in _pages(stage)]
+        _clear_earlier_build(out_dir, lessons_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _list_written_files(out_dir, [out_dir / name for name in new_files])
+        for name in new_files:
+            (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
+            (stage / name).replace(out_dir / name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+    def moved(path: Path) -> Path:
+        return out_dir / path.relative_to(stage)
+
+    return [
+        Built(page.source, moved(page.html), tuple(map(moved, page.pdfs)), page.title)
+        for page in built
+    ]
 
 
 def _pages(out_dir: Path) -> list[Path]:
@@ -542,13 +554,9 @@ def _list_written_files(out_dir: Path, written: list[Path]) -> None:
     (out_dir / MARKER).write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
 
 
-def _clear_earlier_build(out_dir: Path, lessons_dir: Path) -> None:
-    """Remove what an earlier build wrote in out_dir, and nothing else.
-
-    The build lists its files in out_dir/.speclab-handouts. A folder that is not empty and
-    holds no such list (nor an index page from before the list existed) is not a build of
-    the handouts: it is refused, never cleaned, so `--out ~/Documents` cannot cost a file.
-    """
+def _check_out_dir(out_dir: Path, lessons_dir: Path) -> list[Path]:
+    """The files of an earlier build in out_dir (see _clear_earlier_build), or HandoutError
+    for a folder that must not be written to. Changes nothing."""
     out, lessons = out_dir.resolve(), lessons_dir.resolve()
     if out == lessons or lessons in out.parents:
         raise HandoutError(f"--out {out_dir} is inside the lesson folder {lessons_dir}: "
@@ -556,15 +564,26 @@ def _clear_earlier_build(out_dir: Path, lessons_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise HandoutError(f"--out {out_dir} is a file, not a folder")
     if not out_dir.is_dir() or not any(out_dir.iterdir()):
-        return
+        return []
     marker = out_dir / MARKER
     if marker.is_file():
-        earlier = [out_dir / name for name in _read_lesson(marker).split("\n") if name]
-    elif "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
-        earlier = _pages(out_dir)  # a build from before the list: its pages, PDFs, figures
-    else:
-        raise HandoutError(f"--out {out_dir} is not empty and holds no earlier build of the "
-                           "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
+        return [out_dir / name for name in _read_lesson(marker).split("\n") if name]
+    if "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
+        return _pages(out_dir)  # a build from before the list: its pages, PDFs, figures
+    raise HandoutError(f"--out {out_dir} is not empty and holds no earlier build of the "
+                       "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
+
+
+def _clear_earlier_build(out_dir: Path, lessons_dir: Path) -> None:
+    """Remove what an earlier build wrote in out_dir, and nothing else.
+
+    The build lists its files in out_dir/.speclab-handouts. A folder that is not empty and
+    holds no such list (nor an index page from before the list existed) is not a build of
+    the handouts: it is refused, never cleaned, so `--out ~/Documents` cannot cost a file.
+    """
+    out = out_dir.resolve()
+    earlier = _check_out_dir(out_dir, lessons_dir)
+    marker = out_dir / MARKER
     for path in earlier:
         if path.resolve().parent.is_relative_to(out) and path.is_file():
             path.unlink()
