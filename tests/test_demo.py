@@ -274,3 +274,10 @@ def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target
     free = decode(greedy_decode(target, encode(EXAMPLES["free-text"]), 120).tokens)
     assert "(`the schedule are the schedule are ...`)" in guide
     assert "the schedule are the schedule are the schedule are" in free
+
+
+def test_an_empty_weights_path_is_refused_not_taken_for_the_shipped_model(capsys):
+    for option in ("--target", "--draft"):
+        with pytest.raises(SystemExit) as ended:
+            main(["demo", option, ""])
+        assert ended.value.code == 2 and "an empty path" in capsys.readouterr().err

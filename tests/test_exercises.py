@@ -94,6 +94,7 @@ def test_template_has_the_columns_and_no_rows():
         pytest.param(GOOD.replace(",", "\t").encode("utf-16"), id="utf16-tabs"),
         pytest.param(GOOD.replace(",", "\t").encode("utf-16-le"), id="utf16le-without-bom"),
         pytest.param(GOOD.encode("utf-16-be"), id="utf16be-without-bom"),
+        pytest.param(GOOD.encode("utf-32"), id="utf32-with-bom"),
         pytest.param(("sep=;\n" + GOOD.replace(",", ";")).encode(), id="excel-sep-line"),
         pytest.param(("SEP=\t\r\n" + GOOD.replace(",", "\t")).encode(), id="excel-sep-tab"),
         pytest.param(

@@ -123,6 +123,12 @@ def test_bad_files_name_the_file_and_the_problem(tmp_path, change, message):
 def test_folder_level_errors(tmp_path):
     with pytest.raises(ScenarioError, match="no scenario files"):
         load_scenarios(tmp_path)
+    with pytest.raises(ScenarioError, match="no such folder"):
+        load_scenarios(tmp_path / "missing")
+    (tmp_path / "one.toml").write_text(GOOD, encoding="utf-8")
+    with pytest.raises(ScenarioError, match="is a file; give the folder that holds it"):
+        load_scenarios(tmp_path / "one.toml")
+    (tmp_path / "one.toml").unlink()
     (tmp_path / "latin1.toml").write_bytes(GOOD.replace("abc", "caf\xe9").encode("latin-1"))
     with pytest.raises(ScenarioError, match="latin1.toml: not UTF-8"):
         load_scenarios(tmp_path)

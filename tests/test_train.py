@@ -272,8 +272,11 @@ def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
 def test_contradicting_options_are_refused(tmp_path):
     result = run_train("target", "--smoke", "--run-dir", tmp_path / "run")
     assert result.returncode == 2 and "--smoke trains the tiny smoke recipe" in result.stderr
-    result = run_train("smoke", "--smoke", "--max-minutes", "-1", "--run-dir", tmp_path / "r")
-    assert result.returncode == 2 and "--max-minutes" in result.stderr
+    for minutes in ("-1", "nan"):  # nan compares false with everything: no limit at all
+        result = run_train(
+            "smoke", "--smoke", "--max-minutes", minutes, "--run-dir", tmp_path / "r"
+        )
+        assert result.returncode == 2 and "--max-minutes" in result.stderr
     assert not (tmp_path / "run").exists() and not (tmp_path / "r").exists()
 
 

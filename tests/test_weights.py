@@ -287,3 +287,20 @@ def test_describe_says_shape_training_and_loss():
     )
     trained = Model(config, model.params, {"trained_steps": 12, "val_bits_per_byte": 1.736})
     assert trained.describe().endswith("; 12 training steps, 1.74 bits per byte on held-out files")
+
+
+def test_weights_with_nan_name_the_file(tmp_path):
+    """Two files given (a target and a draft): the message must say which one is broken."""
+    params = init_params(CONFIG, np.random.default_rng(0))
+    params["wpe"][0, 0] = np.nan
+    path = tmp_path / "broken-draft.npz"
+    with pytest.raises(ValueError, match="contains NaN"):
+        save(path, params, CONFIG)  # save refuses it too, so write one by hand below
+    good = tmp_path / "good.npz"
+    save(good, init_params(CONFIG, np.random.default_rng(0)), CONFIG)
+    with np.load(good) as archive:
+        members = {name: archive[name] for name in archive.files}
+    members["wpe"] = params["wpe"]
+    np.savez(path, **members)
+    with pytest.raises(ValueError, match=r"broken-draft\.npz: parameter 'wpe' contains NaN"):
+        load(path)

@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from speclab.cli import path_argument
 from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
 from speclab.render import legend_ansi, render_ansi
@@ -100,8 +101,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="auto (default): colour only on a terminal and when NO_COLOR is unset or empty",
     )
-    parser.add_argument("--target", metavar="NPZ", help="target weights (default: shipped)")
-    parser.add_argument("--draft", metavar="NPZ", help="draft weights (default: shipped)")
+    parser.add_argument(
+        "--target", metavar="NPZ", type=path_argument, help="target weights (default: shipped)"
+    )
+    parser.add_argument(
+        "--draft", metavar="NPZ", type=path_argument, help="draft weights (default: shipped)"
+    )
 
 
 def use_color(choice: str, stream=None) -> bool:
@@ -156,9 +161,9 @@ def _check_text(prompt: str) -> None:
 
 def _load(path, default_loader, what: str):
     try:
-        return load(path) if path else default_loader()
+        return load(path) if path is not None else default_loader()
     except FileNotFoundError as error:
-        hint = "" if path else f" (train it: speclab train {what})"
+        hint = "" if path is not None else f" (train it: speclab train {what})"
         raise DemoError(f"{error}{hint}", status=1) from None
     except ValueError as error:
         raise DemoError(str(error), status=1) from None

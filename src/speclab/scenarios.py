@@ -136,6 +136,9 @@ def load_scenarios(folder=None, names=None) -> list[Scenario]:
     from speclab.paths import prompts_dir
 
     folder = Path(folder) if folder is not None else prompts_dir()
+    if not folder.is_dir():
+        what = "is a file; give the folder that holds it" if folder.exists() else "no such folder"
+        raise ScenarioError(f"{folder}: {what} (a folder of scenario files, *.toml)")
     files = sorted(folder.glob("*.toml"))
     if not files:
         raise ScenarioError(f"{folder}: no scenario files (*.toml)")

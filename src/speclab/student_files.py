@@ -154,6 +154,8 @@ def _too_big(name: str, size: int) -> None:
 
 
 def _decode(raw: bytes, path: Path) -> str:
+    if raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):  # UTF-32, rare but seen
+        return raw.decode("utf-32", errors="replace")
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return raw.decode("utf-16", errors="replace")  # spreadsheet "Unicode text" export
     if (encoding := _utf16_without_bom(raw)) is not None:

@@ -802,10 +802,13 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         if out_of_time:
             break
     bar.close()
-    if out is not None and step == started_at_step and log["history"]:
+    if step == started_at_step and log["history"]:
         # the checkpoint was already at or past the last step: export it as it is
-        bar.write(f"checkpoint already at step {step}: nothing to train, exported to {out}")
-        export(params, config, cfg, corpus["record"], log, out)
+        until = f"--stop-at {stop_at}" if stop_at and stop_at < cfg.steps else f"steps={cfg.steps}"
+        exported = f", exported to {out}" if out is not None else ""
+        bar.write(f"checkpoint already at step {step} ({until}): nothing to train{exported}")
+        if out is not None:
+            export(params, config, cfg, corpus["record"], log, out)
     return log
 
 
@@ -957,7 +960,7 @@ def run(args) -> int:
         print(f"speclab train: --smoke trains the tiny smoke recipe, not {args.recipe!r}; "
               "drop --smoke or name the recipe 'smoke'", file=sys.stderr)  # fmt: skip
         return 2
-    if args.max_minutes < 0:
+    if not args.max_minutes >= 0:  # also nan
         print("speclab train: --max-minutes must be positive (0: no limit)", file=sys.stderr)
         return 2
     if args.stop_at < 0:

@@ -303,9 +303,9 @@ def load(path, dtype=np.float64) -> Model:
                 name: _read_array(archive, members[name], name, shape, "f")
                 for name, shape in shapes.items()
             }
+            check_params(flat, config)  # NaN or infinity
         except ValueError as error:
             raise ValueError(f"{path.name}: {error}") from None
-    check_params(flat, config)
     flat = {name: array.astype(dtype) for name, array in flat.items()}
     return Model(config, unflatten(flat, config.n_layer), meta, name=path.stem)
 
