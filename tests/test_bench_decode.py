@@ -390,3 +390,12 @@ def test_a_lesson_shows_the_report_without_the_projects_goals(report):
 
     lesson = (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text(encoding="utf-8")
     assert "describe_report(report, goals=False)" in lesson and "NOT met" not in lesson
+
+
+def test_quick_caps_the_new_tokens_without_raising_a_prompts_own_budget():
+    """--quick used to force 64 new tokens, so a long prompt with a budget of 3 no longer fit."""
+    from speclab.bench_decode import QUICK, Settings
+
+    assert QUICK.new_tokens(3) == 3 and QUICK.new_tokens(128) == 64
+    assert Settings().new_tokens(128) == 128  # the full run: each prompt's own budget
+    assert Settings(max_new_tokens=6).new_tokens(128) == 6  # --max-new-tokens wins

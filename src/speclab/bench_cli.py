@@ -123,7 +123,7 @@ def check_fits(model, which: str, scenarios: list[Scenario], settings) -> None:
     timing, with the --max-new-tokens in force, so a short draft model fails at once."""
     for scenario in scenarios:
         for prompt in scenario.prompts[: settings.prompts_per_scenario]:
-            needed = len(prompt.tokens) + (settings.max_new_tokens or prompt.max_new_tokens)
+            needed = len(prompt.tokens) + settings.new_tokens(prompt.max_new_tokens)
             if needed > model.config.n_ctx:
                 raise ValueError(
                     f"the {which}'s context window of {model.config.n_ctx} tokens is too short "

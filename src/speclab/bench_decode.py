@@ -76,6 +76,7 @@ class Settings:
     repeats: int = 7  # kept repeats (each also has one warm-up repeat before it)
     warmup: int = 1
     max_new_tokens: int | None = None  # None: each prompt's own budget
+    most_new_tokens: int | None = None  # --quick: at most this many (None: no cap)
     prompts_per_scenario: int | None = None  # None: all
     drafters: tuple[str, ...] = DRAFTERS
     k_values: tuple[int, ...] = K_VALUES
@@ -89,6 +90,12 @@ class Settings:
     # and a second thread only adds start-up cost, or worse, waits for a busy core.
     blas_threads: int | None = 1
 
+    def new_tokens(self, prompt_budget: int) -> int:
+        """Tokens to generate for a prompt whose own budget is prompt_budget."""
+        if self.max_new_tokens:
+            return self.max_new_tokens
+        return min(prompt_budget, self.most_new_tokens or prompt_budget)
+
     def methods(self) -> list[Method]:
         methods = [Method(None)]
         for drafter in self.drafters:
@@ -97,7 +104,7 @@ class Settings:
         return methods
 
 
-QUICK = Settings(repeats=3, max_new_tokens=64, prompts_per_scenario=2, quick=True)
+QUICK = Settings(repeats=3, most_new_tokens=64, prompts_per_scenario=2, quick=True)
 
 
 @dataclass
@@ -151,7 +158,7 @@ def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settin
     for scenario in scenarios:
         scenario.check_fits(target.config.n_ctx)
         for prompt in scenario.prompts[: settings.prompts_per_scenario]:
-            max_new = settings.max_new_tokens or prompt.max_new_tokens
+            max_new = settings.new_tokens(prompt.max_new_tokens)
             jobs.append((scenario.name, prompt.id, prompt.tokens, max_new))
     total = (settings.warmup + settings.repeats) * len(jobs) * len(methods)
     bar = None
