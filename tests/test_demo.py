@@ -281,3 +281,16 @@ def test_an_empty_weights_path_is_refused_not_taken_for_the_shipped_model(capsys
         with pytest.raises(SystemExit) as ended:
             main(["demo", option, ""])
         assert ended.value.code == 2 and "an empty path" in capsys.readouterr().err
+
+
+def test_an_ascii_console_gets_ascii_marks_not_escapes():
+    result = subprocess.run(
+        [sys.executable, "-m", "speclab", "demo", "--example", "repeat", "--color", "never",
+         "--max-new-tokens", "30", "--k", "4", "--fixed-k"],
+        capture_output=True, env=os.environ | {"PYTHONIOENCODING": "ascii"}, timeout=300,
+    )  # fmt: skip
+    out = result.stdout.decode("ascii")
+    assert result.returncode == 0, result.stderr
+    assert "\\u2039" not in out and "\\xb7" not in out
+    continuation = out.split("==\n", 2)[2].split("\n== legend")[0]
+    assert "<" in continuation and ">" in continuation and "<accepted>" in out

@@ -159,6 +159,23 @@ def _check_text(prompt: str) -> None:
         ) from None
 
 
+# Stand-ins for the marks of speclab.render on a console that cannot show them (an ASCII or
+# Windows code-page console would otherwise print them as \u2039 escapes).
+ASCII_MARKS = str.maketrans(
+    {"\u2039": "<", "\u203a": ">", "\u00b7": ".", "\u21b5": "~", "\u2192": ">"}
+)
+
+
+def _for_console(text: str) -> str:
+    """text, or with ASCII_MARKS where the console's encoding cannot show the marks."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        "\u2039\u203a\u00b7\u21b5\u2192".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return text.translate(ASCII_MARKS)
+    return text
+
+
 def _load(path, default_loader, what: str):
     try:
         return load(path) if path is not None else default_loader()
@@ -255,8 +272,8 @@ def _run(args) -> int:
         f"== continuation: {len(spec.tokens)} tokens; target {target.name or 'model'}, "
         f"drafter {drafter.name}, {policy} k = {args.k} drafts per round =="
     )
-    print(render_ansi(spec, color=color))
-    print(f"== legend == {legend_ansi(color)}")
+    print(_for_console(render_ansi(spec, color=color)))
+    print(_for_console(f"== legend == {legend_ansi(color)}"))
     print("\n".join(statistics_lines(spec, greedy)))
     same, line = match_line(spec, greedy)
     print(line)
