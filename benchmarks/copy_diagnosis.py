@@ -27,7 +27,7 @@ Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] [--short] (
 import argparse
 import re
 
-from speclab.cli import interrupted, run_script
+from speclab.cli import interrupted, run_script, text_path_argument
 
 try:  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
@@ -124,7 +124,9 @@ def fifth_space(model, val: bytes, n: int = 60, before: int = 600) -> tuple[floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("weights", nargs="*", default=[str(weights_dir() / "target.npz")])
+    parser.add_argument(
+        "weights", nargs="*", type=text_path_argument, default=[str(weights_dir() / "target.npz")]
+    )
     parser.add_argument(
         "--short", action="store_true",
         help="40 held-out snippets of 60-120 bytes instead of the copy test's functions, all within "

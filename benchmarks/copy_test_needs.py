@@ -15,7 +15,7 @@ Run: .venv/bin/python benchmarks/copy_test_needs.py [WEIGHTS.npz ...] (default: 
 import argparse
 from pathlib import Path
 
-from speclab.cli import interrupted, run_script
+from speclab.cli import interrupted, run_script, text_path_argument
 
 try:  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
@@ -52,7 +52,12 @@ def summary(copied: list[int], lengths: list[int]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("weights", nargs="*", help="weights files (default: the shipped target)")
+    parser.add_argument(
+        "weights",
+        nargs="*",
+        type=text_path_argument,
+        help="weights files (default: the shipped target)",
+    )
     given = parser.parse_args().weights
     paths = given or [str(weights_dir() / "target.npz")]
     models = [load(path) for path in paths]  # a missing or damaged file stops here, at once

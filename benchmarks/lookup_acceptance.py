@@ -12,7 +12,7 @@ Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] 
 
 import argparse
 
-from speclab.cli import interrupted, run_script
+from speclab.cli import interrupted, run_script, text_path_argument
 
 try:  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
@@ -28,7 +28,9 @@ except KeyboardInterrupt:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("weights", nargs="*", default=[str(weights_dir() / "target.npz")])
+    parser.add_argument(
+        "weights", nargs="*", type=text_path_argument, default=[str(weights_dir() / "target.npz")]
+    )
     parser.add_argument("--k", type=int, default=4)
     parser.add_argument("--prompts", type=int, default=3, help="prompts per scenario")
     parser.add_argument("--max-new-tokens", type=int, default=96)

@@ -5,7 +5,7 @@ Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the
 
 import argparse
 
-from speclab.cli import interrupted, run_script
+from speclab.cli import interrupted, run_script, text_path_argument
 
 try:  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
@@ -23,7 +23,10 @@ PROMPT = "def is_even(number):\n    "
 def main():
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\nRun:")[0].split()))
     parser.add_argument(
-        "weights", nargs="*", help="weights files (default: the shipped target and draft)"
+        "weights",
+        nargs="*",
+        type=text_path_argument,
+        help="weights files (default: the shipped target and draft)",
     )
     args = parser.parse_args()
     val = load_corpus()["val"]

@@ -14,7 +14,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from speclab.cli import interrupted, run_script
+from speclab.cli import interrupted, path_argument, run_script
 
 try:  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.decoding import greedy_decode
@@ -40,10 +40,14 @@ def rank(model, scenario) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--candidates", type=Path, default=prompts_dir() / "candidates" / "free_text.toml"
+        "--candidates", type=path_argument, default=prompts_dir() / "candidates" / "free_text.toml"
     )
-    parser.add_argument("--out", type=Path, default=Path("build/bench/free_text_candidates.csv"))
-    parser.add_argument("--weights", type=Path, default=None, help="default: the shipped target")
+    parser.add_argument(
+        "--out", type=path_argument, default=Path("build/bench/free_text_candidates.csv")
+    )
+    parser.add_argument(
+        "--weights", type=path_argument, default=None, help="default: the shipped target"
+    )
     args = parser.parse_args()
     if args.out.is_dir():
         raise OSError(f"--out {args.out} is a folder; give a .csv file name")
