@@ -122,6 +122,15 @@ def test_an_excel_sep_line_is_not_a_row(tmp_path):
         check_guesses(write(tmp_path, "only.csv", "sep=;\n"))
 
 
+def test_a_formula_is_reported_at_its_first_character(tmp_path):
+    """'=1+1' (a spreadsheet formula) was reported for the digit at position 2."""
+    content = "prefix,guess\n,=1+1\n,A1\n"
+    frame = check_guesses(write(tmp_path, "f.csv", content))
+    messages = [str(m) for m in frame["error"]]
+    assert "'=' at position 1" in messages[0]
+    assert "the digit '1' at position 2" in messages[1]
+
+
 def test_binary_with_zero_bytes_is_not_taken_for_utf16(tmp_path):
     """UTF-16 without a byte-order mark is recognised by a zero in every other byte; binary
     files with zeros elsewhere are still refused."""

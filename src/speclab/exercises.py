@@ -295,6 +295,9 @@ def _cell_problem(name: str, value: str) -> Message | str:
                 {"column": name, "value": value, "mark": mark},
             )
     digit = next((char for char in value if char.isdigit()), None)
+    symbol = next((char for char in value if not (char.isalnum() or char.isspace())), None)
+    if symbol is not None and digit is not None and value.index(symbol) < value.index(digit):
+        digit = None  # '=1+1', a formula: the '=' at position 1 is the first thing to say
     if digit is not None:
         params = {"column": name, "value": value, "digit": digit}
         params["position"] = value.index(digit) + 1
