@@ -236,11 +236,17 @@ def test_an_absurd_config_is_refused_before_any_array(saved, changes, match):
 
 def test_a_meta_that_is_not_a_record_is_refused(saved):
     path, _ = saved
-    for record in ("[1, 2]", '"text"', "{", "[" * 100_000):
+    for record, match in (
+        ("[1, 2]", "speclab_meta holds no config"),  # no Python internals in the message
+        ('"text"', "speclab_meta holds no config"),
+        ('{"config": null}', "speclab_meta holds no config"),
+        ("{", "speclab_meta is not a JSON record"),
+        ("[" * 100_000, "speclab_meta is not a JSON record"),
+    ):
         buffer = io.BytesIO()
         np.save(buffer, np.array(record))
         rewrite_members(path, {"speclab_meta.npy": buffer.getvalue()})
-        load_quickly(path, "speclab_meta")
+        load_quickly(path, match)
 
 
 def test_a_damaged_member_names_itself(saved):

@@ -274,8 +274,13 @@ def _read_meta(archive, info) -> tuple[dict, GPTConfig]:
     text = _read_array(archive, info, META_KEY, (), "U")
     try:
         meta = json.loads(str(text))
+    except (ValueError, RecursionError) as error:
+        raise ValueError(f"{META_KEY} is not a JSON record ({error})") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+        raise ValueError(f"{META_KEY} holds no config (a JSON object with a 'config' object)")
+    try:
         config = GPTConfig(**meta["config"])
-    except (ValueError, KeyError, TypeError, RecursionError) as error:
+    except TypeError as error:  # a missing or unknown field
         raise ValueError(f"cannot read the config in {META_KEY} ({error})") from None
     if problem := config_problem(config):
         raise ValueError(f"the config in {META_KEY} is not loadable: {problem}")
