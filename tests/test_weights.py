@@ -310,3 +310,9 @@ def test_weights_with_nan_name_the_file(tmp_path):
     np.savez(path, **members)
     with pytest.raises(ValueError, match=r"broken-draft\.npz: parameter 'wpe' contains NaN"):
         load(path)
+
+
+def test_a_config_smaller_than_its_arrays_is_named_as_such(saved):
+    path, _ = saved
+    with_config(path, n_ctx=2)
+    load_quickly(path, r"its config gives wpe the shape \(2, .*a config that does not match")

@@ -212,16 +212,18 @@ def _check_names_and_sizes(members: dict, config: GPTConfig, itemsize: int = 8):
         raise ValueError(f"weights file has unexpected parameter {extra[0]!r} for this config")
     for name, shape in expected.items():
         most = math.prod(shape) * itemsize + NPY_HEADER_BYTES
-        _check_size(members[name], name, most)
+        _check_size(members[name], name, most, f"its config gives {name} the shape {shape}")
     return expected
 
 
-def _check_size(info: zipfile.ZipInfo, name: str, most: int):
+def _check_size(info: zipfile.ZipInfo, name: str, most: int, why: str = ""):
     """The size the zip directory declares, checked before the member is inflated."""
     if info.file_size > most:
+        because = f" ({why})" if why else ""
         raise ValueError(
             f"{name!r} claims {info.file_size / 2**20:.1f} MB, more than the "
-            f"{most / 2**20:.1f} MB it can need: a damaged file or a zip bomb"
+            f"{most / 2**20:.1f} MB it can need{because}: a config that does not match the "
+            "arrays, a damaged file or a zip bomb"
         )
     if info.flag_bits & 0x1:
         raise ValueError(f"{name!r} is encrypted")
