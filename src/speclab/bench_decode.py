@@ -161,27 +161,23 @@ def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settin
             max_new = settings.new_tokens(prompt.max_new_tokens)
             jobs.append((scenario.name, prompt.id, prompt.tokens, max_new))
     total = (settings.warmup + settings.repeats) * len(jobs) * len(methods)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, desc="bench decode", unit="run")
     runs, reference, mismatches = [], {}, []
-    for repeat in range(-settings.warmup, settings.repeats):
-        for job_index in rng.permutation(len(jobs)):
-            name, prompt_id, tokens, max_new = jobs[job_index]
-            for method_index in rng.permutation(len(methods)):
-                method = methods[method_index]
-                result, decisions = decode_once(
-                    method, target, draft_model, tokens, max_new, settings
-                )
-                if method.drafter is None:
-                    reference.setdefault((name, prompt_id), result.tokens)
-                runs.append((name, prompt_id, method, repeat, result, decisions))
-                if bar is not None:
+    # closed on the way out, Ctrl-C too: not redrawn after the command's "interrupted"
+    with tqdm(total=total, desc="bench decode", unit="run", disable=not progress) as bar:
+        for repeat in range(-settings.warmup, settings.repeats):
+            for job_index in rng.permutation(len(jobs)):
+                name, prompt_id, tokens, max_new = jobs[job_index]
+                for method_index in rng.permutation(len(methods)):
+                    method = methods[method_index]
+                    result, decisions = decode_once(
+                        method, target, draft_model, tokens, max_new, settings
+                    )
+                    if method.drafter is None:
+                        reference.setdefault((name, prompt_id), result.tokens)
+                    runs.append((name, prompt_id, method, repeat, result, decisions))
                     bar.update()
-    if bar is not None:
-        bar.close()
     kept, checked = [], 0
     for name, prompt_id, method, repeat, result, decisions in runs:
         if method.drafter is not None:

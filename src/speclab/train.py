@@ -749,59 +749,67 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
     loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
     weighted = cfg.hard_copy_weight != 1.0  # 1: the plain mean, as before the option
-    while step < last_step:
-        n_seq = row_length(step, cfg)
-        n_batch = max(1, cfg.batch_tokens // n_seq)
-        inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
-        positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverged run is stopped below
-            loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions, *weights)
-        if not math.isfinite(loss):
-            bar.close()  # the message on a line of its own
-            raise ValueError(
-                _diverged(step, f"the loss became {loss}", learning_rate(step, cfg), checkpoint)
-            )
-        flat_grads = flatten(grads)
-        if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
-            loop_grads, looped = loop_penalty(params, config, cfg, corpus["train"], rng)
-            for name, grad in loop_grads.items():
-                flat_grads[name] = flat_grads[name] + grad
-            loop_ema = looped if loop_ema is None else 0.9 * loop_ema + 0.1 * looped
-        lr = learning_rate(step, cfg)
-        with np.errstate(over="ignore", invalid="ignore"):
-            norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
-        if not all(np.isfinite(value).all() for value in flat_params.values()):
-            bar.close()
-            raise ValueError(_diverged(step, "the weights became infinite or NaN", lr, checkpoint))
-        step += 1
-        loss_ema = loss if loss_ema is None else 0.95 * loss_ema + 0.05 * loss
-        bar.update(1)
-        bar.set_postfix(loss=f"{loss_ema:.3f}", lr=f"{lr:.1e}")
-        elapsed = seconds_before + time.perf_counter() - started
-        out_of_time = max_minutes and time.perf_counter() - started > max_minutes * 60
-        if step % cfg.val_every == 0 or step == last_step or out_of_time:
-            entry = {
-                "step": step,
-                "seconds": round(elapsed, 1),
-                "train_loss_ema": round(loss_ema, 4),
-                "grad_norm": round(norm, 3),
-                "val_bits_per_byte": round(validation_bits_per_byte(params, cfg, corpus["val"]), 4),
-                "copy_gap": copy_gap(params, cfg.n_head, probes["near"])["gap"],
-                "copy_gap_far": copy_gap(params, cfg.n_head, probes["far"])["gap"],
-                "copy": copy_score(params, config, functions),
-            }
-            if loop_ema is not None:
-                entry["own_loop_share_ema"] = round(float(loop_ema), 3)
-            log["history"].append(entry)
-            log["seconds"] = elapsed
-            save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
-            bar.write(json.dumps({k: v for k, v in entry.items() if k != "copy"}
-                                 | {"copied": entry["copy"]["bytes_copied"]}))  # fmt: skip
-            if out is not None:
-                export(params, config, cfg, corpus["record"], log, out)
-        if out_of_time:
-            break
-    bar.close()
+    try:  # the bar closed on the way out, Ctrl-C too: not redrawn after "interrupted"
+        while step < last_step:
+            n_seq = row_length(step, cfg)
+            n_batch = max(1, cfg.batch_tokens // n_seq)
+            inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
+            positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
+            with np.errstate(over="ignore", invalid="ignore"):  # a diverged run is stopped below
+                loss, grads = loss_and_grads(
+                    params, cfg.n_head, inputs, targets, positions, *weights
+                )
+            if not math.isfinite(loss):
+                bar.close()  # the message on a line of its own
+                raise ValueError(
+                    _diverged(step, f"the loss became {loss}", learning_rate(step, cfg), checkpoint)
+                )
+            flat_grads = flatten(grads)
+            if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
+                loop_grads, looped = loop_penalty(params, config, cfg, corpus["train"], rng)
+                for name, grad in loop_grads.items():
+                    flat_grads[name] = flat_grads[name] + grad
+                loop_ema = looped if loop_ema is None else 0.9 * loop_ema + 0.1 * looped
+            lr = learning_rate(step, cfg)
+            with np.errstate(over="ignore", invalid="ignore"):
+                norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
+            if not all(np.isfinite(value).all() for value in flat_params.values()):
+                bar.close()
+                raise ValueError(
+                    _diverged(step, "the weights became infinite or NaN", lr, checkpoint)
+                )
+            step += 1
+            loss_ema = loss if loss_ema is None else 0.95 * loss_ema + 0.05 * loss
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss_ema:.3f}", lr=f"{lr:.1e}")
+            elapsed = seconds_before + time.perf_counter() - started
+            out_of_time = max_minutes and time.perf_counter() - started > max_minutes * 60
+            if step % cfg.val_every == 0 or step == last_step or out_of_time:
+                entry = {
+                    "step": step,
+                    "seconds": round(elapsed, 1),
+                    "train_loss_ema": round(loss_ema, 4),
+                    "grad_norm": round(norm, 3),
+                    "val_bits_per_byte": round(
+                        validation_bits_per_byte(params, cfg, corpus["val"]), 4
+                    ),
+                    "copy_gap": copy_gap(params, cfg.n_head, probes["near"])["gap"],
+                    "copy_gap_far": copy_gap(params, cfg.n_head, probes["far"])["gap"],
+                    "copy": copy_score(params, config, functions),
+                }
+                if loop_ema is not None:
+                    entry["own_loop_share_ema"] = round(float(loop_ema), 3)
+                log["history"].append(entry)
+                log["seconds"] = elapsed
+                save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
+                bar.write(json.dumps({k: v for k, v in entry.items() if k != "copy"}
+                                     | {"copied": entry["copy"]["bytes_copied"]}))  # fmt: skip
+                if out is not None:
+                    export(params, config, cfg, corpus["record"], log, out)
+            if out_of_time:
+                break
+    finally:
+        bar.close()
     if step == started_at_step and log["history"]:
         # the checkpoint was already at or past the last step: export it as it is
         until = f"--stop-at {stop_at}" if stop_at and stop_at < cfg.steps else f"steps={cfg.steps}"
