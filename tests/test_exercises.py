@@ -701,23 +701,28 @@ def test_the_streamed_score_equals_the_table_score(tmp_path, capsys):
     assert f"{score(frame).problems} rows with a problem" in out
 
 
+def ctrl_c_once_numpy_loads(command: list[str], delay: float) -> subprocess.Popen:
+    """Start command, wait until numpy's library is mapped into it, then `delay` s more, and
+    press Ctrl-C (SIGINT). Before numpy loads, Python itself is starting up."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    maps = Path(f"/proc/{process.pid}/maps")
+    deadline = time.monotonic() + 60
+    while "numpy" not in maps.read_text() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    return process
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="watches /proc/PID/maps")
 @pytest.mark.parametrize("delay", [0.0, 0.1, 0.3, 1.0, 3.0])
 def test_ctrl_c_at_any_moment_is_one_line(tmp_path, delay):
     # From the moment numpy starts loading (main() is importing the subcommands) to the
     # end of the check. Earlier, Python itself is starting and prints its own traceback.
     path = write(tmp_path, "g.csv", "prefix,guess\n" + ",ABC\n" * 200_000)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "speclab", "check-guesses", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+    process = ctrl_c_once_numpy_loads(
+        [sys.executable, "-m", "speclab", "check-guesses", str(path)], delay
     )
-    maps = Path(f"/proc/{process.pid}/maps")
-    deadline = time.monotonic() + 60
-    while "numpy" not in maps.read_text() and time.monotonic() < deadline:
-        time.sleep(0.005)
-    time.sleep(delay)
-    process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     if process.returncode == -signal.SIGINT:
         # Python may end with SIGINT itself: after main() returned (its shutdown gives SIGINT
@@ -788,15 +793,7 @@ def test_ctrl_c_while_a_benchmark_script_loads_numpy_is_one_line(script, delay):
     """From the moment numpy starts loading (the scripts' imports), before run_script() runs:
     "interrupted" and status 130, as later (test_scripts_end_bad_files_and_ctrl_c_in_one_line)."""
     path = Path(__file__).parent.parent / "benchmarks" / script
-    process = subprocess.Popen(
-        [sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    maps = Path(f"/proc/{process.pid}/maps")
-    deadline = time.monotonic() + 60
-    while "numpy" not in maps.read_text() and time.monotonic() < deadline:
-        time.sleep(0.002)
-    time.sleep(delay)
-    process.send_signal(signal.SIGINT)
+    process = ctrl_c_once_numpy_loads([sys.executable, str(path)], delay)
     _, err = process.communicate(timeout=120)
     assert b"Traceback" not in err, err.decode()
     assert err == b"interrupted\n" and process.returncode in (130, -signal.SIGINT)
