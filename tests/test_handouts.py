@@ -326,7 +326,16 @@ def test_a_rebuild_that_stops_halfway_leaves_the_earlier_build_whole(tmp_path):
         build_all(lessons, out, pdf=False)
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert [p.name for p in tmp_path.iterdir() if "building" in p.name] == []  # no leftovers
+    assert [p.name for p in out.iterdir() if "building" in p.name] == []  # no leftovers
+
+
+def test_out_may_be_the_current_empty_folder(tmp_path, monkeypatch, capsys):
+    lessons = _small_lessons(tmp_path)
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    assert cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", "."]) == 0
+    assert (tmp_path / "here" / "index.html").is_file()
+    assert [p.name for p in (tmp_path / "here").iterdir() if "building" in p.name] == []
 
 
 def test_a_build_from_before_the_file_list_is_still_rebuilt(tmp_path):

@@ -55,6 +55,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
 MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
+STAGE_PREFIX = ".speclab-building-"  # the folder a build is made in before it is moved
 MARKER = ".speclab-handouts"  # in the output folder: the files the last build wrote
 BLANK = re.compile(r"_{4,}")
 # Headings that open an answer section; they belong in lessons/answers/, not in a handout.
@@ -504,11 +505,13 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     ]
     for _, source_dir, _ in languages:
         check_no_answers(source_dir)
-    _check_out_dir(out_dir, lessons_dir)
-    # Built in a folder beside out_dir, then moved in: a build that stops halfway (a bad
-    # figure, Ctrl-C) leaves the earlier build whole.
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+    earlier = _check_out_dir(out_dir, lessons_dir)
+    # Built in a hidden folder inside out_dir (the same disk: a move is a rename), then moved
+    # in: a build that stops halfway (a bad figure, Ctrl-C) leaves the earlier build whole.
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in out_dir.glob(f"{STAGE_PREFIX}*"):  # from a build killed outright
+        shutil.rmtree(leftover, ignore_errors=True)
+    stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
     try:
         built = []
         for lang, source_dir, target_dir in languages:
@@ -525,8 +528,7 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
             ]
         write_index(built, stage)
         new_files = [path.relative_to(stage) for path in _pages(stage)]
-        _clear_earlier_build(out_dir, lessons_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        _clear_earlier_build(out_dir, earlier)
         _list_written_files(out_dir, [out_dir / name for name in new_files])
         for name in new_files:
             (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
@@ -545,7 +547,12 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
 
 def _pages(out_dir: Path) -> list[Path]:
     """Every file in out_dir of the kinds a build writes: pages, PDFs and figures."""
-    return [p for p in out_dir.rglob("*") if p.suffix in (".html", ".pdf", ".svg") and p.is_file()]
+    return [
+        p
+        for p in out_dir.rglob("*")
+        if p.suffix in (".html", ".pdf", ".svg") and p.is_file()
+        and not any(part.startswith(STAGE_PREFIX) for part in p.relative_to(out_dir).parts)
+    ]  # fmt: skip
 
 
 def _list_written_files(out_dir: Path, written: list[Path]) -> None:
@@ -563,8 +570,8 @@ def _check_out_dir(out_dir: Path, lessons_dir: Path) -> list[Path]:
                            "choose a folder outside it (default: build/handouts)")  # fmt: skip
     if out_dir.exists() and not out_dir.is_dir():
         raise HandoutError(f"--out {out_dir} is a file, not a folder")
-    if not out_dir.is_dir() or not any(out_dir.iterdir()):
-        return []
+    if not out_dir.is_dir() or all(p.name.startswith(STAGE_PREFIX) for p in out_dir.iterdir()):
+        return []  # new, empty, or holding only what a killed build left
     marker = out_dir / MARKER
     if marker.is_file():
         return [out_dir / name for name in _read_lesson(marker).split("\n") if name]
@@ -574,15 +581,15 @@ def _check_out_dir(out_dir: Path, lessons_dir: Path) -> list[Path]:
                        "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
 
 
-def _clear_earlier_build(out_dir: Path, lessons_dir: Path) -> None:
-    """Remove what an earlier build wrote in out_dir, and nothing else.
+def _clear_earlier_build(out_dir: Path, earlier: list[Path]) -> None:
+    """Remove what an earlier build wrote in out_dir (`_check_out_dir` lists it), and nothing
+    else.
 
     The build lists its files in out_dir/.speclab-handouts. A folder that is not empty and
     holds no such list (nor an index page from before the list existed) is not a build of
     the handouts: it is refused, never cleaned, so `--out ~/Documents` cannot cost a file.
     """
     out = out_dir.resolve()
-    earlier = _check_out_dir(out_dir, lessons_dir)
     marker = out_dir / MARKER
     for path in earlier:
         if path.resolve().parent.is_relative_to(out) and path.is_file():
