@@ -27,9 +27,9 @@ Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] [--short] (
 import argparse
 import re
 
-from speclab.cli import interrupted, run_script, text_path_argument
+from speclab.cli import importing, run_script, text_path_argument
 
-try:  # Ctrl-C while numpy loads: one line, not a traceback
+with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.backprop import attention_maps
@@ -44,8 +44,6 @@ try:  # Ctrl-C while numpy loads: one line, not a traceback
         load_corpus,
     )
     from speclab.weights import load
-except KeyboardInterrupt:
-    interrupted()
 
 
 def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float, dict]:

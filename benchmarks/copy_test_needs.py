@@ -15,9 +15,9 @@ Run: .venv/bin/python benchmarks/copy_test_needs.py [WEIGHTS.npz ...] (default: 
 import argparse
 from pathlib import Path
 
-from speclab.cli import interrupted, run_script, text_path_argument
+from speclab.cli import importing, run_script, text_path_argument
 
-try:  # Ctrl-C while numpy loads: one line, not a traceback
+with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
@@ -30,8 +30,6 @@ try:  # Ctrl-C while numpy loads: one line, not a traceback
         load_corpus,
     )
     from speclab.weights import load
-except KeyboardInterrupt:
-    interrupted()
 
 
 def lookup_copy(prompt: list[int], rest: bytes, n: int, earliest: bool) -> int:

@@ -12,9 +12,9 @@ Run: .venv/bin/python benchmarks/lookup_acceptance.py [WEIGHTS.npz ...] [--k 4] 
 
 import argparse
 
-from speclab.cli import interrupted, run_script, text_path_argument
+from speclab.cli import importing, run_script, text_path_argument
 
-try:  # Ctrl-C while numpy loads: one line, not a traceback
+with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.decoding import speculative_decode
@@ -22,8 +22,6 @@ try:  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.paths import weights_dir
     from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
     from speclab.weights import load
-except KeyboardInterrupt:
-    interrupted()
 
 
 def main() -> None:

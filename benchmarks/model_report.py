@@ -5,17 +5,15 @@ Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the
 
 import argparse
 
-from speclab.cli import interrupted, run_script, text_path_argument
+from speclab.cli import importing, run_script, text_path_argument
 
-try:  # Ctrl-C while numpy loads: one line, not a traceback
+with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.decoding import greedy_decode
     from speclab.tokenizer import decode, encode
     from speclab.train import copy_gap, copy_probes, copy_score, held_out_functions, load_corpus
     from speclab.weights import load, load_draft, load_target
-except KeyboardInterrupt:
-    interrupted()
 
 PROMPT = "def is_even(number):\n    "
 

@@ -14,17 +14,15 @@ import argparse
 import csv
 from pathlib import Path
 
-from speclab.cli import interrupted, path_argument, run_script
+from speclab.cli import importing, path_argument, run_script
 
-try:  # Ctrl-C while numpy loads: one line, not a traceback
+with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.decoding import greedy_decode
     from speclab.paths import prompts_dir
     from speclab.report_files import writable_folder
     from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
     from speclab.tokenizer import decode, encode
     from speclab.weights import load, load_target
-except KeyboardInterrupt:
-    interrupted()
 
 
 def rank(model, scenario) -> list[dict]:

@@ -123,12 +123,20 @@ def test_an_excel_sep_line_is_not_a_row(tmp_path):
 
 
 def test_a_formula_is_reported_at_its_first_character(tmp_path):
-    """'=1+1' (a spreadsheet formula) was reported for the digit at position 2."""
-    content = "prefix,guess\n,=1+1\n,A1\n"
+    """'=1+1' (a spreadsheet formula) was reported for the digit at position 2; a digit after
+    an invisible right-to-left mark is still reported as a digit."""
+    content = "prefix,guess\n,=1+1\n,A1\n,\u200f\u06f1\u06f2\n"
     frame = check_guesses(write(tmp_path, "f.csv", content))
     messages = [str(m) for m in frame["error"]]
     assert "'=' at position 1" in messages[0]
     assert "the digit '1' at position 2" in messages[1]
+    assert "the Persian digit '\u06f1' at position 2" in messages[2]
+
+
+def test_an_excel_sep_line_in_a_file_with_cr_line_ends(tmp_path):
+    content = "sep=;\rprefix;guess;expected_output\r;ABX;ABC\r"
+    frame = check_guesses(write(tmp_path, "cr.csv", content))
+    assert frame["output"].tolist() == ["ABC"] and frame["row"].tolist() == [2]
 
 
 def test_binary_with_zero_bytes_is_not_taken_for_utf16(tmp_path):
@@ -679,6 +687,27 @@ def test_a_second_ctrl_c_while_the_first_is_handled_is_swallowed():
         assert seen()
     finally:
         restore()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_importing_turns_a_ctrl_c_that_numpy_disguised_into_one_line(capsys):
+    """numpy may turn Ctrl-C during its import into an ImportError: after a Ctrl-C came,
+    `with importing():` still ends in "interrupted" (130); without one, the error stands."""
+    import signal
+
+    from speclab.cli import importing
+
+    with pytest.raises(SystemExit) as ended:
+        with importing():
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)
+            except KeyboardInterrupt:
+                raise ImportError("Importing the numpy C-extensions failed") from None
+    assert ended.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+    with pytest.raises(ImportError, match="a real missing package"):
+        with importing():
+            raise ImportError("a real missing package")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 

@@ -107,11 +107,24 @@ def text_path_argument(text: str) -> str:
 
 
 def interrupted() -> None:
-    """Ctrl-C before main() or run_script() could catch it (while numpy loads): one line and
-    exit status 130, as they give, instead of Python's traceback. Scripts call it from
-    `except KeyboardInterrupt` around their imports."""
+    """One line and exit status 130, as main() and run_script() give for Ctrl-C."""
     print("interrupted", file=sys.stderr)
     sys.exit(130)
+
+
+class importing:
+    """`with importing():` around a script's imports: Ctrl-C while numpy loads is one line
+    ("interrupted", status 130), not a traceback. numpy may turn the KeyboardInterrupt into
+    an ImportError; that too, when a Ctrl-C came, is the Ctrl-C."""
+
+    def __enter__(self):
+        self.seen, self.restore = _note_ctrl_c()
+
+    def __exit__(self, kind, error, traceback):
+        self.restore()
+        if kind is not None and (issubclass(kind, KeyboardInterrupt) or self.seen()):
+            interrupted()
+        return False
 
 
 def run_script(main, name: str) -> None:
@@ -134,8 +147,12 @@ def run_script(main, name: str) -> None:
         status = 141
     except (OSError, ValueError, TypeError) as error:  # TypeError: a record's field of a wrong kind
         _silence_stdout()
-        print(f"{name}: {error}", file=sys.stderr)
-        status = 1
+        if ctrl_c_seen():  # a Ctrl-C that C code turned into another error
+            print("interrupted", file=sys.stderr)
+            status = 130
+        else:
+            print(f"{name}: {error}", file=sys.stderr)
+            status = 1
     finally:
         restore()
     sys.exit(status or 0)

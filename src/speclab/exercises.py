@@ -31,6 +31,7 @@ upper-cased behind the student's back; a file separated by ، is not re-read wit
 """
 
 import gettext
+import io
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -141,7 +142,7 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
     """
     delimiter = separator(text)
     if excel_separator_line(text) is not None:  # Excel hides this line: the header is row 1
-        text = text.lstrip().partition("\n")[2]
+        text = _after_first_line(text)
     rows = records(text, delimiter)
     header_row, header_cells = _header_record(rows, path)
     columns = _header(header_cells, path, header_row)
@@ -161,6 +162,15 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
             N_("{name}: has a header but no rows to check; add a row per guess"),
             name=shown(str(path)),
         )
+
+
+def _after_first_line(text: str) -> str:
+    """text after its first non-blank line, whatever the line ends are (LF, CRLF or CR)."""
+    stream = io.StringIO(text, newline="")
+    for line in iter(stream.readline, ""):
+        if line.strip():
+            break
+    return stream.read()
 
 
 def _header_record(rows: Iterator[tuple], path: Path) -> tuple[int, list[str]]:
@@ -295,9 +305,8 @@ def _cell_problem(name: str, value: str) -> Message | str:
                 {"column": name, "value": value, "mark": mark},
             )
     digit = next((char for char in value if char.isdigit()), None)
-    symbol = next((char for char in value if not (char.isalnum() or char.isspace())), None)
-    if symbol is not None and digit is not None and value.index(symbol) < value.index(digit):
-        digit = None  # '=1+1', a formula: the '=' at position 1 is the first thing to say
+    if value[:1] in ("=", "+", "-", "@"):
+        digit = None  # '=1+1', a spreadsheet formula: its first character is what to say
     if digit is not None:
         params = {"column": name, "value": value, "digit": digit}
         params["position"] = value.index(digit) + 1
