@@ -740,3 +740,33 @@ def test_an_unreadable_checkpoint_is_not_called_damaged(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "open", denied)
     with pytest.raises(OSError, match="cannot read .*Permission denied.*nothing was changed"):
         load_checkpoint(checkpoint, RECIPES["smoke"])
+
+
+@pytest.mark.parametrize("failure", ["no-locks", "read-only"])
+def test_a_folder_that_cannot_be_locked_still_trains(tmp_path, monkeypatch, failure):
+    """Only a lock held by another training refuses: a file system without locks (ENOLCK),
+    or a folder where no lock file can be made, trains (or exports) as before."""
+    import errno
+
+    fcntl = pytest.importorskip("fcntl")
+    from speclab.train import train
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    if failure == "no-locks":
+
+        def no_locks(handle, operation):
+            raise OSError(errno.ENOLCK, "No locks available")
+
+        monkeypatch.setattr(fcntl, "flock", no_locks)
+    else:
+        real_open = Path.open
+
+        def read_only(self, *args, **kwargs):
+            if self.name == ".lock":
+                raise PermissionError(errno.EACCES, "Permission denied")
+            return real_open(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "open", read_only)
+    log = train(RECIPES["smoke"], run_dir, progress=False)
+    assert log["history"][-1]["step"] == RECIPES["smoke"].steps

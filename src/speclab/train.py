@@ -23,6 +23,7 @@ Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is
 """
 
 import contextlib
+import errno
 import hashlib
 import json
 import keyword
@@ -697,10 +698,18 @@ def _only_run_in(run_dir: Path):
     except ImportError:
         yield
         return
-    with (run_dir / ".lock").open("w") as handle:
+    try:
+        handle = (run_dir / ".lock").open("w")
+    except OSError:  # a read-only folder: nothing can write checkpoints there either
+        yield
+        return
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as error:
+            if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                yield  # a file system without locks (some network or FUSE mounts)
+                return
             raise ValueError(
                 f"another training is running in {run_dir}; wait for it to end, or give "
                 "another --run-dir"
