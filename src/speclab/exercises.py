@@ -8,9 +8,9 @@ A student edits `data/guesses.csv` (columns `prefix`, `guess`, optionally
 Every row is checked with `speclab.acceptance.verify_on_path`. Spreadsheet habits are
 tolerated: a UTF-8 byte-order mark, spaces around cells, semicolon or tab separators
 (and Excel's first line `sep=;`, which Excel does not show as a row), UTF-16 "Unicode
-text" files with or without their byte-order mark, note cells that run over several lines. A bad row is
-reported with its row number as a spreadsheet shows it (the header is row 1) and never
-stops the good rows from being checked. Problems with the whole file (missing, not a
+text" files with or without their byte-order mark, note cells that run over several
+lines. A bad row is reported with its row number as a spreadsheet shows it (the header is
+row 1) and never stops the good rows from being checked. Problems with the whole file (missing, not a
 regular file, over 20 MB, empty, binary, no header, broken encoding) raise
 `GuessFileError`, which the command prints as one line; reading the file safely is
 `speclab.student_files`. The student's file is only ever read.
@@ -31,7 +31,6 @@ upper-cased behind the student's back; a file separated by ، is not re-read wit
 """
 
 import gettext
-import io
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -140,10 +139,8 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
     Raises GuessFileError for a header that cannot be used, and at the end for a file
     with no data rows.
     """
-    delimiter = separator(text)
-    if excel_separator_line(text) is not None:  # Excel hides this line: the header is row 1
-        text = _after_first_line(text)
-    rows = records(text, delimiter)
+    named, text = excel_separator_line(text)  # Excel hides that line: the header is row 1
+    rows = records(text, named or separator(text))
     header_row, header_cells = _header_record(rows, path)
     columns = _header(header_cells, path, header_row)
     found = False
@@ -162,15 +159,6 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
             N_("{name}: has a header but no rows to check; add a row per guess"),
             name=shown(str(path)),
         )
-
-
-def _after_first_line(text: str) -> str:
-    """text after its first non-blank line, whatever the line ends are (LF, CRLF or CR)."""
-    stream = io.StringIO(text, newline="")
-    for line in iter(stream.readline, ""):
-        if line.strip():
-            break
-    return stream.read()
 
 
 def _header_record(rows: Iterator[tuple], path: Path) -> tuple[int, list[str]]:

@@ -195,19 +195,22 @@ def _utf16_without_bom(raw: bytes) -> str | None:
     return None
 
 
-def excel_separator_line(text: str) -> str | None:
-    """The separator named by a first line `sep=;` (Excel's way to say which it is), or None."""
-    first = next((line for line in io.StringIO(text, newline="") if line.strip()), "")
+def excel_separator_line(text: str) -> tuple[str | None, str]:
+    """(the separator, the text after that line) for a first line `sep=;` (Excel's way to say
+    which separator a file uses; Excel does not show it as a row), else (None, text).
+    Any line ends: LF, CRLF or CR."""
+    stream = io.StringIO(text, newline="")
+    first = next((line for line in iter(stream.readline, "") if line.strip()), "")
     first = first.strip("\r\n").strip(" ")
     if len(first) == 5 and first.lower().startswith("sep=") and first[4] not in "\"'":
-        return first[4]
-    return None
+        return first[4], stream.read()
+    return None, text
 
 
 def separator(text: str) -> str:
     """Comma, or the semicolon / tab a spreadsheet in another locale writes (from the header),
     or the one a first line `sep=X` names."""
-    if (named := excel_separator_line(text)) is not None:
+    if (named := excel_separator_line(text)[0]) is not None:
         return named
     header_line = next((line for line in io.StringIO(text, newline="") if line.strip()), "")
     counts = {sep: header_line.count(sep) for sep in (",", ";", "\t")}
