@@ -106,12 +106,6 @@ def text_path_argument(text: str) -> str:
     return text
 
 
-def interrupted() -> None:
-    """One line and exit status 130, as main() and run_script() give for Ctrl-C."""
-    print("interrupted", file=sys.stderr)
-    sys.exit(130)
-
-
 class importing:
     """`with importing():` around a script's imports: Ctrl-C while numpy loads is one line
     ("interrupted", status 130), not a traceback. numpy may turn the KeyboardInterrupt into
@@ -123,7 +117,8 @@ class importing:
     def __exit__(self, kind, error, traceback):
         self.restore()
         if kind is not None and (issubclass(kind, KeyboardInterrupt) or self.seen()):
-            interrupted()
+            print("interrupted", file=sys.stderr)  # as main() and run_script() say it
+            sys.exit(130)
         return False
 
 
