@@ -180,7 +180,7 @@ def test_set_changes_a_field_and_names_a_bad_one():
     for bad in ("n_seq=0", "lr=-1", "copy_fraction=1.5", "n_layer=-2", "lr=nan", "lr=inf",
                 "grad_clip=0", "weight_decay=-1", "warmup=-1", "min_lr_ratio=-1", "seed=-1",
                 "short_steps=-1", "max_corpus_bytes=-5", "loop_weight=nan", "n_layer=1e400",
-                "n_seq=1.5e0", "n_layer=300"):  # fmt: skip
+                "n_seq=1.5e0", "n_layer=300", "average_from=-1"):  # fmt: skip
         with pytest.raises(ValueError, match=bad.split("=")[0] + "|shape"):
             with_overrides(cfg, [bad])
     with pytest.raises(ValueError, match="cannot load a model of this shape"):
@@ -217,6 +217,51 @@ def test_stop_at_stops_early_and_resumes_on_the_same_schedule(tmp_path):
     assert [e["step"] for e in load(out).meta["history"]] == [3, 6]
 
 
+def test_average_from_exports_the_mean_of_the_weights_at_each_validation(tmp_path):
+    """The oracle: a plain run's exports at steps 3 and 6, averaged by hand. The averaged run
+    is stopped at step 3 and resumed, so its running sum must live in the checkpoint; its own
+    weights must train exactly as the plain run's do."""
+    plain, mean = tmp_path / "plain", tmp_path / "mean"
+    assert run_train("smoke", "--smoke", "--run-dir", plain, "--out", tmp_path / "w.npz",
+                     "--stop-at", "3").returncode == 0  # fmt: skip
+    at_3 = load(tmp_path / "w.npz", dtype=np.float32)
+    assert (
+        run_train("smoke", "--smoke", "--run-dir", plain, "--out", tmp_path / "w.npz").returncode
+        == 0
+    )
+    at_6 = load(tmp_path / "w.npz", dtype=np.float32)
+    args = (
+        "smoke",
+        "--smoke",
+        "--run-dir",
+        mean,
+        "--out",
+        tmp_path / "m.npz",
+        "--set",
+        "average_from=3",
+    )
+    assert run_train(*args, "--stop-at", "3").returncode == 0
+    result = run_train(*args)
+    assert result.returncode == 0, result.stderr
+    assert "the mean of the weights at 2 validations from step 3 on" in result.stdout
+    averaged = load(tmp_path / "m.npz", dtype=np.float32)
+    a, b, m = flatten(at_3.params), flatten(at_6.params), flatten(averaged.params)
+    for name in a:
+        expected = ((a[name].astype(np.float64) + b[name]) / 2).astype(np.float32)
+        assert np.array_equal(m[name], expected), name
+    assert not np.array_equal(m["wte"], b["wte"])  # the mean is not the last step's weights
+    with np.load(mean / "checkpoint.npz") as archive:  # averaging does not change the training
+        assert all(np.array_equal(archive[f"param/{k}"], v) for k, v in b.items())
+    meta = averaged.meta
+    assert meta["averaged"] == {"first_step": 3, "count": 2, "last_step": 6, "every": 3}
+    history = meta["history"]
+    first, last = history  # at step 3 the mean is of one: the weights themselves
+    assert first["average"]["val_bits_per_byte"] == first["val_bits_per_byte"]
+    assert last["average"]["val_bits_per_byte"] == meta["val_bits_per_byte"]
+    assert meta["val_bits_per_byte"] != last["val_bits_per_byte"]
+    assert at_6.meta["averaged"] is None and "average" not in at_6.meta["history"][-1]
+
+
 def run_train(*args):
     command = [sys.executable, "-m", "speclab", "train", *map(str, args)]
     env = {**__import__("os").environ, "TQDM_DISABLE": "1"}
@@ -242,6 +287,8 @@ CONTENT_DAMAGE = {
     "wrong shape": lambda a, r: a.update({"param/wte": a["param/wte"][:-1]}),
     "a missing part": lambda a, r: [a.pop(k) for k in list(a) if k.startswith("param/h.0.ln_1")],
     "negative step": lambda a, r: r.update(step=-5),
+    "an average without a count": lambda a, r: a.update({"avg/wte": a["param/wte"] * 1.0}),
+    "a count without an average": lambda a, r: r["log"].update(average={"count": 2}),
 }
 
 

@@ -81,6 +81,9 @@ class TrainConfig:
     hard_copy_weight: float = 1.0  # loss weight of a verbatim repeat's hard bytes (1: off)
     hard_copy_bytes: int = 5  # hard: a copier must match this many bytes back or more
     val_every: int = 250  # steps between validation and checkpoint
+    average_from: int = (
+        0  # from this step on, export the mean of the weights at each validation (0: off)
+    )
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
 
@@ -548,6 +551,7 @@ def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
     arrays |= {f"m/{k}": v for k, v in state["m"].items()} | {
         f"v/{k}": v for k, v in state["v"].items()
     }
+    arrays |= {f"avg/{k}": v for k, v in state.get("avg", {}).items()}  # average_from's sums
     record = {"step": step, "rng": rng.bit_generator.state, "config": asdict(cfg), "log": log}
     tmp = path.with_name(path.name + ".tmp.npz")
     try:
@@ -587,7 +591,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                     f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
                     f"{advice}"
                 )
-            part = {key: {} for key in ("param", "m", "v")}
+            part = {key: {} for key in ("param", "m", "v", "avg")}
             for name in archive.files:
                 if "/" in name:
                     kind, key = name.split("/", 1)
@@ -612,6 +616,16 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                         raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
                     if part[kind][name].dtype != value.dtype:
                         raise ValueError(f"{kind}/{name} has dtype {part[kind][name].dtype}")
+            count = log.get("average", {}).get("count", 0)
+            if (
+                bool(part["avg"]) != bool(count)
+                or part["avg"]
+                and (
+                    set(part["avg"]) != set(flat)
+                    or any(part["avg"][k].shape != v.shape for k, v in flat.items())
+                )
+            ):
+                raise ValueError("its running average of the weights does not match the parameters")
     except RecipeMismatch as error:
         raise ValueError(str(error)) from None
     except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError,
@@ -619,7 +633,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
         raise ValueError(
             f"{path} is damaged or not a speclab training checkpoint ({error}); {advice}"
         ) from None
-    state = {"m": part["m"], "v": part["v"]}
+    state = {"m": part["m"], "v": part["v"]} | ({"avg": part["avg"]} if part["avg"] else {})
     return params, state, step, rng, log
 
 
@@ -746,6 +760,8 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         changed = {k: [before[k], v] for k, v in asdict(cfg).items() if before[k] != v}
         log.setdefault("recipe_changes", []).append({"at_step": step, "changed": changed})
         log["config"] = asdict(cfg)
+        state.pop("avg", None)  # a new run keeps its own average of the weights, if any
+        log.pop("average", None)
     else:
         rng = np.random.default_rng(cfg.seed)
         params = init_params(config, rng, dtype=np.float32)
@@ -800,22 +816,23 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
                     "seconds": round(elapsed, 1),
                     "train_loss_ema": round(loss_ema, 4),
                     "grad_norm": round(norm, 3),
-                    "val_bits_per_byte": round(
-                        validation_bits_per_byte(params, cfg, corpus["val"]), 4
-                    ),
-                    "copy_gap": copy_gap(params, cfg.n_head, probes["near"])["gap"],
-                    "copy_gap_far": copy_gap(params, cfg.n_head, probes["far"])["gap"],
-                    "copy": copy_score(params, config, functions),
-                }
+                } | measure(params, cfg, config, corpus["val"], probes, functions)
                 if loop_ema is not None:
                     entry["own_loop_share_ema"] = round(float(loop_ema), 3)
+                if cfg.average_from and step >= cfg.average_from:
+                    add_to_average(state, log, flat_params, step)
+                    mean = averaged(state, log, cfg.n_layer)
+                    entry["average"] = measure(mean, cfg, config, corpus["val"], probes, functions)
                 log["history"].append(entry)
                 log["seconds"] = elapsed
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
-                bar.write(json.dumps({k: v for k, v in entry.items() if k != "copy"}
-                                     | {"copied": entry["copy"]["bytes_copied"]}))  # fmt: skip
+                shown = {k: v for k, v in entry.items() if k not in ("copy", "average")}
+                shown["copied"] = entry["copy"]["bytes_copied"]
+                if "average" in entry:
+                    shown["average_copied"] = entry["average"]["copy"]["bytes_copied"]
+                bar.write(json.dumps(shown))
                 if out is not None:
-                    export(params, config, cfg, corpus["record"], log, out)
+                    export(params, config, cfg, corpus["record"], log, out, state)
             if out_of_time:
                 break
     finally:
@@ -826,7 +843,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         exported = f", exported to {out}" if out is not None else ""
         bar.write(f"checkpoint already at step {step} ({until}): nothing to train{exported}")
         if out is not None:
-            export(params, config, cfg, corpus["record"], log, out)
+            export(params, config, cfg, corpus["record"], log, out, state)
     return log
 
 
@@ -842,8 +859,50 @@ def _diverged(step: int, what: str, lr: float, checkpoint: Path) -> str:
     )
 
 
-def export(params, config, cfg, corpus_record, log, out: Path):
+def measure(params, cfg: TrainConfig, config: GPTConfig, val, probes, functions) -> dict:
+    """What each validation records: held-out bits per byte, copy gaps and the copy test."""
+    return {
+        "val_bits_per_byte": round(validation_bits_per_byte(params, cfg, val), 4),
+        "copy_gap": copy_gap(params, cfg.n_head, probes["near"])["gap"],
+        "copy_gap_far": copy_gap(params, cfg.n_head, probes["far"])["gap"],
+        "copy": copy_score(params, config, functions),
+    }
+
+
+# Averaging the weights (Polyak averaging; "stochastic weight averaging", Izmailov et al.
+# 2018): with average_from, each validation from that step on adds the weights to a running
+# sum, kept in the checkpoint, and the export is their mean. Late in a schedule the weights
+# wander around a minimum; their mean sits nearer its middle. For the shipped target it was
+# the mean that copied whole functions (docs/model-history.md, "Averaging the weights").
+
+
+def add_to_average(state: dict, log: dict, flat_params: dict, step: int):
+    """Add the weights at this step to the running sum (float64) and count them in the log."""
+    sums = state.setdefault(
+        "avg", {k: np.zeros(v.shape, np.float64) for k, v in flat_params.items()}
+    )
+    for name, value in flat_params.items():
+        sums[name] += value
+    average = log.setdefault("average", {"first_step": step, "count": 0})
+    average["count"] += 1
+    average["last_step"] = step
+
+
+def averaged(state: dict, log: dict, n_layer: int) -> dict:
+    """The mean of the weights added so far, in the weights' own dtype."""
+    count = log["average"]["count"]
+    dtype = state["m"][next(iter(state["m"]))].dtype
+    return unflatten({k: (s / count).astype(dtype) for k, s in state["avg"].items()}, n_layer)
+
+
+def export(params, config, cfg, corpus_record, log, out: Path, state: dict | None = None):
+    """Save the weights with their record; with a running average (average_from), its mean
+    and the mean's measurements instead of the last step's."""
     last = log["history"][-1] if log["history"] else {}
+    averaging = state is not None and "avg" in state and "average" in last
+    if averaging:
+        params = averaged(state, log, cfg.n_layer)
+        last = last | last["average"]
     meta = {
         "recipe": asdict(cfg),
         "corpus": corpus_record | {"licence": "PSF License (Python standard library source)"},
@@ -853,7 +912,16 @@ def export(params, config, cfg, corpus_record, log, out: Path):
         "copy_gap": last.get("copy_gap"),
         "copy_gap_far": last.get("copy_gap_far"),
         "copy": last.get("copy"),
-        "history": [{k: v for k, v in e.items() if k != "copy"} for e in log["history"]],
+        "history": [
+            {k: v for k, v in e.items() if k != "copy"}
+            | (
+                {"average": {k: v for k, v in e["average"].items() if k != "copy"}}
+                if "average" in e
+                else {}
+            )
+            for e in log["history"]
+        ],
+        "averaged": log["average"] | {"every": cfg.val_every} if averaging else None,
         "recipe_changes": log.get("recipe_changes", []),
         "started_from": log.get("started_from"),
         "python": platform.python_version(),
@@ -937,7 +1005,14 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         raise ValueError(f"--set hard_copy_weight={cfg.hard_copy_weight}, hard_copy_bytes="
                          f"{cfg.hard_copy_bytes}: the weight must be above 0 and at most "
                          "10,000 (1: off), the bytes at least 1")  # fmt: skip
-    for name in ("weight_decay", "warmup", "short_steps", "max_corpus_bytes", "seed"):
+    for name in (
+        "weight_decay",
+        "warmup",
+        "short_steps",
+        "max_corpus_bytes",
+        "seed",
+        "average_from",
+    ):
         if getattr(cfg, name) < 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must not be negative")
     if cfg.grad_clip <= 0:
@@ -1023,6 +1098,11 @@ def run(args) -> int:
         print(f"speclab train: not enough memory for this recipe ({error})", file=sys.stderr)
         return 1
     last = log["history"][-1] if log["history"] else {}
+    mean = ""
+    if "average" in last:
+        count, first = log["average"]["count"], log["average"]["first_step"]
+        mean = (f"; the mean of the weights at {count} validations from step {first} on: "
+                f"{last['average']['val_bits_per_byte']} bits/byte")  # fmt: skip
     print(f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
-          f"validation {last.get('val_bits_per_byte')} bits/byte")  # fmt: skip
+          f"validation {last.get('val_bits_per_byte')} bits/byte{mean}")  # fmt: skip
     return 0
