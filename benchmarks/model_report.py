@@ -40,6 +40,10 @@ def main():
                 f"{(meta.get('training_seconds') or 0) / 60:.1f} min; validation "
                 f"{meta.get('val_bits_per_byte')} bits/byte; numpy {meta.get('numpy')}"
             )
+            averaged = meta.get("averaged")
+            if isinstance(averaged, dict) and "count" in averaged:
+                print(f"   the mean of its weights at {averaged['count']} validations, steps "
+                      f"{averaged.get('first_step'):,} to {averaged.get('last_step'):,}")  # fmt: skip
         else:
             print("   no training record in the file (saved without `speclab train`)")
         for where, far in (("near the start", False), ("at 3/4 of the context", True)):

@@ -165,8 +165,18 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     assert f"| 0.9 | 4 | 0.02 | {r5} | ______ |" in handout
     r2 = round(ratio_to_1[2], 2)
     assert f"the saved report measured {r2} for 2 positions" in key
-    slower = speedup_with_verify_cost(0.1, 1, r2, 0.02)
-    assert f"α = 0.1, k = 1 gives {slower:.2f} (slower)" in key and slower < 1
+    low = speedup_with_verify_cost(0.1, 1, r2, 0.02)
+    verdict = "faster" if low > 1 else "slower"
+    assert f"α = 0.1, k = 1 gives {low:.2f} ({verdict})" in key
+    if verdict == "faster":  # the key then shows how thin the margin is: the timings' spread
+        time = {row["n_new"]: row for row in forward["forward_cost"]}
+        slow_end = round(time[2]["q75_s"] / time[1]["q25_s"], 2)
+        worse = speedup_with_verify_cost(0.1, 1, slow_end, 0.02)
+        assert (
+            f"at r = {slow_end}, the slow end that their quartiles allow, it gives {worse:.2f} (slower)"
+            in key
+        )
+        assert worse < 1
     even = break_even_alpha(4, r5, 0.02)
     assert f"needs α above {even:.2f} to pay at k = 4" in key
     assert f"gains only {speedup_with_verify_cost(0.5, 4, r5, 0.02):.2f}" in key

@@ -84,6 +84,15 @@ def test_readme_states_the_shipped_models_figures(target):
         n_params = sum(int(np.prod(shape)) for shape in param_shapes(model.config).values())
         assert f"({n_params:,} parameters)" in readme, model.name
     recipe = " ".join(readme.split())
+    averaged = target.meta["averaged"]  # the shipped target is a mean of checkpoints' weights
+    assert (
+        f"the shipped target is the mean of its weights at the last {averaged['count']} "
+        f"validations, steps {averaged['first_step']:,} to {averaged['last_step']:,}" in recipe
+    )
+    assert f"--set average_from={target.meta['recipe']['average_from']} " in recipe
+    copied = ", ".join(map(str, target.meta["copy"]["bytes_copied"][:-1]))
+    last = target.meta["copy"]["bytes_copied"][-1]
+    assert f"{copied} and {last} bytes before the first mistake" in recipe
     stage_1 = target.meta["recipe"]
     assert (
         f"rows of {stage_1['n_seq']} bytes at positions 0–{stage_1['n_seq'] - 1} for the first "
