@@ -817,3 +817,16 @@ def test_a_folder_that_cannot_be_locked_still_trains(tmp_path, monkeypatch, fail
         monkeypatch.setattr(Path, "open", read_only)
     log = train(RECIPES["smoke"], run_dir, progress=False)
     assert log["history"][-1]["step"] == RECIPES["smoke"].steps
+
+
+def test_tqdm_disable_silences_the_progress_bar(tmp_path):
+    """TQDM_DISABLE=1 (as `make test` sets it) hides the bar; the validation lines stay."""
+    quiet = run_train("smoke", "--smoke", "--run-dir", tmp_path / "quiet")
+    assert quiet.returncode == 0 and "train:" not in quiet.stderr
+    assert '"step": 6' in quiet.stderr + quiet.stdout
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TQDM_DISABLE"}
+    command = [sys.executable, "-m", "speclab", "train", "smoke", "--smoke", "--run-dir"]
+    shown = subprocess.run(
+        [*command, str(tmp_path / "shown")], capture_output=True, text=True, env=env
+    )
+    assert shown.returncode == 0 and "train:" in shown.stderr

@@ -165,7 +165,10 @@ def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settin
 
     runs, reference, mismatches = [], {}, []
     # closed on the way out, Ctrl-C too: not redrawn after the command's "interrupted"
-    with tqdm(total=total, desc="bench decode", unit="run", disable=not progress) as bar:
+    quiet = (
+        {} if progress else {"disable": True}
+    )  # not disable=False: TQDM_DISABLE=1 must still work
+    with tqdm(total=total, desc="bench decode", unit="run", **quiet) as bar:
         for repeat in range(-settings.warmup, settings.repeats):
             for job_index in rng.permutation(len(jobs)):
                 name, prompt_id, tokens, max_new = jobs[job_index]

@@ -771,7 +771,10 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
     started_at_step = step
     started = time.perf_counter()
     seconds_before = log["seconds"]
-    bar = tqdm(total=cfg.steps, initial=step, disable=not progress, desc="train", unit="step")
+    quiet = (
+        {} if progress else {"disable": True}
+    )  # not disable=False: TQDM_DISABLE=1 must still work
+    bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", **quiet)
     loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
     weighted = cfg.hard_copy_weight != 1.0  # 1: the plain mean, as before the option
