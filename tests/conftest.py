@@ -8,9 +8,17 @@ each other made small forwards 15x slower). Set before numpy is imported. Timing
 """
 
 import os
+import signal
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# A shell that starts a job in the background without job control (`make test &` in a
+# script) starts it with Ctrl-C ignored, and Python then never raises KeyboardInterrupt, in
+# pytest or in the commands the tests start. The Ctrl-C tests need Ctrl-C as a terminal
+# delivers it: put the usual handler back (commands started from here inherit the default).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import numpy as np  # noqa: E402
 import pytest
