@@ -144,6 +144,9 @@ def test_quoted_report_figures_match_the_saved_report():
     handout = HANDOUT.read_text(encoding="utf-8")
     guide = (LESSONS / "teacher-guide.md").read_text(encoding="utf-8")
     assert f"measured {ratio} on its machine" in handout
+    verify = [r["verify_ratio"] for r in decode["results"] if r["method"] == "lookup k=4"]
+    flat = " ".join(handout.split())
+    assert f"(k = 4, the lookup drafter) cost {min(verify):.1f} to {max(verify):.1f} there" in flat
     assert f"saved report: {ratio} of one" in guide
     costs = [
         row["draft_cost_per_token"]
@@ -166,17 +169,8 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     r2 = round(ratio_to_1[2], 2)
     assert f"the saved report measured {r2} for 2 positions" in key
     low = speedup_with_verify_cost(0.1, 1, r2, 0.02)
-    verdict = "faster" if low > 1 else "slower"
+    verdict = "faster" if low >= 1.005 else "slower" if low < 0.995 else "no faster than greedy"
     assert f"α = 0.1, k = 1 gives {low:.2f} ({verdict})" in key
-    if verdict == "faster":  # the key then shows how thin the margin is: the timings' spread
-        time = {row["n_new"]: row for row in forward["forward_cost"]}
-        slow_end = round(time[2]["q75_s"] / time[1]["q25_s"], 2)
-        worse = speedup_with_verify_cost(0.1, 1, slow_end, 0.02)
-        assert (
-            f"at r = {slow_end}, the slow end that their quartiles allow, it gives {worse:.2f} (slower)"
-            in key
-        )
-        assert worse < 1
     even = break_even_alpha(4, r5, 0.02)
     assert f"needs α above {even:.2f} to pay at k = 4" in key
     assert f"gains only {speedup_with_verify_cost(0.5, 4, r5, 0.02):.2f}" in key
@@ -191,13 +185,28 @@ def test_exercise_1_key_quotes_the_saved_reports_outcome():
     key = " ".join(KEY.read_text(encoding="utf-8").split())
     alphas = ", ".join(f"{s} {rows[s]['alpha_leviathan']:.2f}" for s in order)
     speedups = ", ".join(f"{s} {rows[s]['speedup']:.2f}×" for s in order)
-    loop = {s: f"{100 * decode['provenance'][s]['loop']:.0f} %" for s in order}
+    shares = decode["provenance"]
+    loop = {s: f"{100 * shares[s]['loop']:.0f} %" for s in order}
     assert f"α {alphas}, and speedups {speedups}." in key
     assert (
-        f"(a loop: copy-heavy {loop['copy-heavy']} of its output, structured "
-        f"{loop['structured']}, counting {loop['counting']}, free text {loop['free text']})" in key
+        f"(a loop: counting {loop['counting']} of its output, structured {loop['structured']}, "
+        f"copy-heavy {loop['copy-heavy']}, free text {loop['free text']})" in key
+    )
+    assert (
+        f"({100 * shares['free text']['prompt']:.0f} % of its output is copied from the prompt)"
+        in key
     )
     assert all(rows[s]["speedup"] > 1 for s in order), "the key says every scenario was faster"
-    slowest = min(order, key=lambda s: rows[s]["speedup"])
-    assert slowest == "copy-heavy", "the key says copy-heavy was the slowest of the four"
-    assert "copy-heavy was the slowest of the four" in key
+    by_speed = sorted(order, key=lambda s: rows[s]["speedup"])
+    assert (by_speed[0], by_speed[-1]) == ("free text", "counting"), by_speed
+    assert "free text was the slowest of the four, and counting, not copy-heavy, the fastest" in key
+
+
+def test_the_teacher_guides_counting_loop_is_the_saved_reports_output():
+    """Teacher guide, lesson 06: "it repeats a line of its own (`...` again and again": the
+    line is one the saved report's greedy output for the squares prompt repeats."""
+    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
+    found = re.search(r"it repeats a line of its own \(`([^`]+)` again and again", guide)
+    assert found, "the guide quotes the repeated line"
+    assert decode["outputs"]["counting / squares"].count(found.group(1) + "\n") >= 3

@@ -112,3 +112,55 @@ def test_saved_benchmark_reports_are_for_the_shipped_weights():
         assert decode["models"][name]["sha256"] == file_sha256(weights_dir() / f"{name}.npz")
     forward_report = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
     assert forward_report["model"]["trained_steps"] == load_target().meta["trained_steps"]
+
+
+def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
+    """README, "The draft model": the share of drafts kept at k = 4 and a draft step's cost,
+    over the saved report's scenarios."""
+    import json
+
+    from speclab.paths import data_dir, repo_root
+
+    report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    kept = [r["accepted_over_drafted"] for r in report["results"] if r["method"] == "model k=4"]
+    costs = [
+        r["draft_cost_per_token"]
+        for r in report["results"]
+        if r["drafter"] == "model" and r["draft_cost_per_token"]
+    ]
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    assert f"the target keeps {100 * min(kept):.0f}–{100 * max(kept):.0f} % of its drafts" in readme
+    assert f"A draft step costs {min(costs):.2f} to {max(costs):.2f} of a target step" in readme
+
+
+def test_readme_quotes_the_saved_benchmark_of_the_target():
+    """README, "What the target does": the copy-heavy and free-text figures of data/bench/."""
+    import json
+
+    from speclab.paths import data_dir, repo_root
+
+    report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    speedup = {(r["scenario"], r["method"]): r["speedup"] for r in report["results"]}
+    shares = report["provenance"]
+    fixed = {
+        m: v for (s, m), v in speedup.items() if s == "copy-heavy" and m.startswith("lookup k=")
+    }
+    best = max(fixed, key=fixed.get)
+    heavy, free = speedup["copy-heavy", "lookup adaptive"], speedup["free text", "lookup adaptive"]
+    assert (
+        f"greedy output is {shares['copy-heavy']['prompt']:.0%} copied from the prompt and "
+        f"{shares['copy-heavy']['loop']:.0%} a loop on its own text. Prompt lookup makes decoding "
+        f"{fixed[best]:.2f}× faster at its best fixed k ({best.removeprefix('lookup ').replace('=', ' = ')}) "
+        f"and {heavy:.2f}× with the default adaptive policy"
+    ).replace("%", " %") in readme
+    assert (
+        f"output is {shares['free text']['prompt']:.0%} copied from the prompt (it writes the "
+        f"prompt's own lines again) and {shares['free text']['loop']:.0%} a loop, so prompt lookup "
+        f"speeds free text up as well ({free:.2f}× adaptive)"
+    ).replace("%", " %") in readme
+    assert (
+        f"copy-heavy prompts {fixed[best]:.2f}× at the best fixed k (goal: at least 2.5×) and "
+        f"{heavy:.2f}× adaptive (2.2×), free text {free:.2f}× (0.97×), free-text output "
+        f"{shares['free text']['loop']:.0%} loop"
+    ).replace("%", " %") in readme
