@@ -296,6 +296,24 @@ def test_several_files_and_summary_only(tmp_path, capsys):
     assert out.startswith("== summary ==")
 
 
+def test_a_file_named_twice_is_checked_and_counted_once(tmp_path, capsys):
+    """The same file by two names, and again inside the folder given: one summary row, a
+    note for each repeat, and the status of the file itself (0: its rows are valid)."""
+    first = write(tmp_path, "a.csv", GOOD)
+    write(tmp_path, "b.csv", GOOD)
+    status, out, err = run_cli(capsys, first, tmp_path / "." / "a.csv", tmp_path, "--summary")
+    assert status == 0
+    rows = [
+        line.split()[0] for line in out.split("== summary ==")[1].splitlines()[2:] if line.strip()
+    ]
+    assert rows == ["a", "b"]
+    assert err.count("given more than once; checked once") == 2
+    missing = tmp_path / "gone.csv"  # not there: named once in the errors, not twice
+    status, out, err = run_cli(capsys, missing, missing)
+    assert status == 1 and err.count("gone.csv: ") == 2  # the note, then the error
+    assert err.count("given more than once") == 1
+
+
 def test_format_report_is_plain_text():
     frame = check_guesses(data_dir() / "guesses.csv")
     report = format_report(frame, "guesses.csv")

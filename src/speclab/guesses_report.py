@@ -33,7 +33,7 @@ from speclab.exercises import (
     missing,
 )
 from speclab.i18n import LANGUAGES, translator
-from speclab.student_files import class_files, cut, read_text, shown
+from speclab.student_files import class_files, cut, read_text, shown, without_repeats
 
 
 def _shown(value, blank: str) -> str:
@@ -201,6 +201,9 @@ def run(args: argparse.Namespace) -> int:
     files, errors = class_files(args.files)
     for error in errors:
         print(_("error: {problem}").format(problem=error.text(tr)), file=sys.stderr)
+    files, repeats = without_repeats(files)
+    for repeat in repeats:
+        print(_("note: {problem}").format(problem=repeat.text(tr)), file=sys.stderr)
     summary = []
     words = Words(tr)
     for path, student in zip(files, _student_names(files), strict=True):

@@ -289,6 +289,29 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message]]:
     return files, errors
 
 
+def without_repeats(files: list[Path]) -> tuple[list[Path], list[Message]]:
+    """The files with each one kept once (the same file named twice, or named and also found
+    in a folder given, is checked and counted once), and a note for each one dropped."""
+    seen, kept, notes = set(), [], []
+    for path in files:
+        try:
+            info = os.stat(path)
+            regular = stat.S_ISREG(info.st_mode)
+        except (OSError, ValueError):
+            regular = False  # missing or unreachable: read_text will say why
+        key = (info.st_dev, info.st_ino) if regular else os.path.abspath(path)
+        if key in seen:
+            notes.append(
+                Message(
+                    N_("{name}: given more than once; checked once"), {"name": shown(str(path))}
+                )
+            )
+            continue
+        seen.add(key)
+        kept.append(path)
+    return kept, notes
+
+
 def _is_folder(path: Path) -> bool:
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
