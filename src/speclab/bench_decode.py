@@ -165,9 +165,8 @@ def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settin
 
     runs, reference, mismatches = [], {}, []
     # closed on the way out, Ctrl-C too: not redrawn after the command's "interrupted"
-    quiet = (
-        {} if progress else {"disable": True}
-    )  # not disable=False: TQDM_DISABLE=1 must still work
+    # disable only to turn the bar off: an explicit disable=False would override TQDM_DISABLE=1
+    quiet = {} if progress else {"disable": True}
     with tqdm(total=total, desc="bench decode", unit="run", **quiet) as bar:
         for repeat in range(-settings.warmup, settings.repeats):
             for job_index in rng.permutation(len(jobs)):

@@ -81,9 +81,7 @@ class TrainConfig:
     hard_copy_weight: float = 1.0  # loss weight of a verbatim repeat's hard bytes (1: off)
     hard_copy_bytes: int = 5  # hard: a copier must match this many bytes back or more
     val_every: int = 250  # steps between validation and checkpoint
-    average_from: int = (
-        0  # from this step on, export the mean of the weights at each validation (0: off)
-    )
+    average_from: int = 0  # export the mean of the weights at each validation from here (0: off)
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
 
@@ -771,9 +769,8 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
     started_at_step = step
     started = time.perf_counter()
     seconds_before = log["seconds"]
-    quiet = (
-        {} if progress else {"disable": True}
-    )  # not disable=False: TQDM_DISABLE=1 must still work
+    # disable only to turn the bar off: an explicit disable=False would override TQDM_DISABLE=1
+    quiet = {} if progress else {"disable": True}
     bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", **quiet)
     loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
