@@ -1037,3 +1037,25 @@ def test_an_empty_path_is_refused_not_taken_for_the_current_folder(
         main(argv)
     assert exit_info.value.code == 2 and "an empty path" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--example", "repeat", "--target", "w{E}.npz"],
+        ["bench", "decode", "--quick", "--prompts-dir", "p{E}"],
+        ["train", "smoke", "--smoke", "--run-dir", "f{E}"],
+        ["handouts", "--lessons", "l{E}"],
+    ],
+)
+def test_escape_codes_in_a_path_argument_are_shown_not_obeyed(argv, capsys, tmp_path, monkeypatch):
+    """A path holding a terminal escape (here: clear the screen) is printed as \\x1b...,
+    as check-guesses prints it, not sent raw to the terminal."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f\x1b[2J").write_text("a file, not a folder")
+    try:
+        status = main([arg.format(E="\x1b[2J") for arg in argv])
+    except SystemExit as ended:
+        status = ended.code
+    err = capsys.readouterr().err
+    assert status != 0 and "\x1b" not in err and "\\x1b[2J" in err, err

@@ -33,6 +33,7 @@ import numpy as np
 from speclab import gpt
 from speclab.gpt import GPTConfig, forward
 from speclab.kv_cache import KVCache
+from speclab.student_files import printable
 from speclab.timing import (
     Timings,
     blas_threads,
@@ -483,12 +484,14 @@ def run_forward(args) -> int:
         with blas_threads(args.blas_threads):
             report = forward_report(args, model)
     except (FileNotFoundError, ValueError) as error:
-        print(f"speclab bench forward: {error}", file=sys.stderr)
+        print(printable(f"speclab bench forward: {error}"), file=sys.stderr)
         return 1
     try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
         json_path, csv_path = save_report(report, args.out)
     except OSError as error:
-        print(f"speclab bench forward: cannot save the report ({error})", file=sys.stderr)
+        print(
+            printable(f"speclab bench forward: cannot save the report ({error})"), file=sys.stderr
+        )
         return 1
     ratio, greedy = report["ratio_5_to_1"], report["greedy"]
     config, machine = model.config, report["machine"]

@@ -18,6 +18,7 @@ from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import writable_folder
 from speclab.scenarios import Scenario, load_scenarios
+from speclab.student_files import printable
 from speclab.timing import describe_blas, load_average
 from speclab.weights import load
 
@@ -78,7 +79,7 @@ def option_problem(args) -> str | None:
 
 def run(args) -> int:
     if problem := option_problem(args):
-        print(f"speclab bench {args.what}: {problem}", file=sys.stderr)
+        print(printable(f"speclab bench {args.what}: {problem}"), file=sys.stderr)
         return 2
     if args.what == "decode":
         return run_decode(args)
@@ -147,17 +148,17 @@ def run_decode(args) -> int:
                 check_fits(model, which, scenarios, settings)
         load_now = load_average()
         if load_now and load_now[0] > 1.0:
-            print(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "
-                  "timings are contaminated", file=sys.stderr)  # fmt: skip
+            print(printable(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "
+                  "timings are contaminated"), file=sys.stderr)  # fmt: skip
         report = bench_decode.decode_report(target, draft, scenarios, settings,
                                (target_path, draft_path), progress=True)  # fmt: skip
     except (FileNotFoundError, ValueError) as error:
-        print(f"speclab bench decode: {error}", file=sys.stderr)
+        print(printable(f"speclab bench decode: {error}"), file=sys.stderr)
         return 1
     try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
         json_path, csv_path = bench_decode.save_decode_report(report, args.out)
     except OSError as error:
-        print(f"speclab bench decode: cannot save the report ({error})", file=sys.stderr)
+        print(printable(f"speclab bench decode: cannot save the report ({error})"), file=sys.stderr)
         return 1
     print(bench_decode.describe_report(report))
     print(f"{describe_blas(report['machine'])}\nsaved {json_path} and {csv_path}")

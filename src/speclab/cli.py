@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # as a command that the closed pipe's SIGPIPE ended
     except OSError as error:  # output to a full disk (`> /dev/full`), or a file no command expected
         _silence_stdout()
-        print(f"speclab: {error}", file=sys.stderr)
+        from speclab.student_files import printable  # here: see the module docstring
+
+        print(printable(f"speclab: {error}"), file=sys.stderr)
         return 1
     except Exception:
         # Ctrl-C inside a C extension's import comes out as another error: numpy turns it
@@ -146,7 +148,9 @@ def run_script(main, name: str) -> None:
             print("interrupted", file=sys.stderr)
             status = 130
         else:
-            print(f"{name}: {error}", file=sys.stderr)
+            from speclab.student_files import printable  # here: see the module docstring
+
+            print(printable(f"{name}: {error}"), file=sys.stderr)
             status = 1
     finally:
         restore()

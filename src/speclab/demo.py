@@ -21,6 +21,7 @@ from speclab.cli import path_argument
 from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
 from speclab.render import legend_ansi, render_ansi
+from speclab.student_files import printable
 from speclab.tokenizer import decode, encode
 from speclab.weights import load, load_draft, load_target
 
@@ -244,7 +245,7 @@ def run(args) -> int:
     try:
         return _run(args)
     except DemoError as error:
-        print(f"speclab demo: error: {error}", file=sys.stderr)
+        print(printable(f"speclab demo: error: {error}"), file=sys.stderr)
         return error.status
 
 

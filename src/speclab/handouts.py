@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from speclab.cli import path_argument
+from speclab.student_files import printable
 
 CHROMIUM = Path("/usr/bin/chromium")
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
@@ -670,12 +671,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         built = build_all(args.lessons, args.out, pdf=args.pdf)
     except HandoutError as error:
-        print(f"handouts: {error}", file=sys.stderr)
+        print(printable(f"handouts: {error}"), file=sys.stderr)
         return 1
     except OSError as error:  # a read-only or full disk, a folder where a file must go
         where = f" ({error.filename})" if error.filename else ""
         print(
-            f"handouts: cannot write the handouts{where}: {error.strerror or error}",
+            printable(f"handouts: cannot write the handouts{where}: {error.strerror or error}"),
             file=sys.stderr,
         )
         return 1

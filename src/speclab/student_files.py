@@ -60,6 +60,14 @@ def shown(text: str) -> str:
     )
 
 
+def printable(text: str) -> str:
+    """A message for the terminal with `shown` applied line by line (tabs kept): a path
+    argument holding escape codes is shown as escapes, not obeyed by the terminal."""
+    return "\n".join(
+        "\t".join(shown(part) for part in line.split("\t")) for line in str(text).split("\n")
+    )
+
+
 def cut(text: str, width: int) -> str:
     """`shown(text)` in at most `width` characters, ending in "..." when cut."""
     visible = shown(text[: width + 1])  # escaping only the part that can be shown

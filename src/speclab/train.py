@@ -49,6 +49,7 @@ from speclab.cli import path_argument
 from speclab.gpt import GPTConfig
 from speclab.kv_cache import KVCache
 from speclab.report_files import writable_folder
+from speclab.student_files import printable
 from speclab.weights import check_params, config_problem, flatten, init_params, save, unflatten
 
 # --- the recipe -------------------------------------------------------------------------
@@ -1050,8 +1051,8 @@ def run(args) -> int:
             return 2
         cfg = TrainConfig(**(asdict(cfg) | {"steps": args.steps}))
     if args.smoke and args.recipe != "smoke":
-        print(f"speclab train: --smoke trains the tiny smoke recipe, not {args.recipe!r}; "
-              "drop --smoke or name the recipe 'smoke'", file=sys.stderr)  # fmt: skip
+        print(printable(f"speclab train: --smoke trains the tiny smoke recipe, not {args.recipe!r}; "
+              "drop --smoke or name the recipe 'smoke'"), file=sys.stderr)  # fmt: skip
         return 2
     if not args.max_minutes >= 0:  # also nan
         print("speclab train: --max-minutes must be positive (0: no limit)", file=sys.stderr)
@@ -1062,29 +1063,35 @@ def run(args) -> int:
     try:
         cfg = with_overrides(cfg, args.set)
     except ValueError as error:
-        print(f"speclab train: {error}", file=sys.stderr)
+        print(printable(f"speclab train: {error}"), file=sys.stderr)
         return 2
     run_dir = args.run_dir or Path("runs") / name
     if run_dir.exists() and not run_dir.is_dir():
-        print(f"speclab train: --run-dir {run_dir} is a file; give a folder", file=sys.stderr)
+        print(
+            printable(f"speclab train: --run-dir {run_dir} is a file; give a folder"),
+            file=sys.stderr,
+        )
         return 2
     if args.init_from is not None and args.init_from.is_dir():
         inside = args.init_from / "checkpoint.npz"
         hint = f"; its checkpoint is {inside}" if inside.is_file() else ""
-        print(f"speclab train: --init-from {args.init_from} is a folder; give a checkpoint.npz "
-              f"or a weights file{hint}", file=sys.stderr)  # fmt: skip
+        print(printable(f"speclab train: --init-from {args.init_from} is a folder; give a checkpoint.npz "
+              f"or a weights file{hint}"), file=sys.stderr)  # fmt: skip
         return 2
     if args.init_from is not None and not args.init_from.is_file():
-        print(f"speclab train: --init-from {args.init_from}: no such checkpoint", file=sys.stderr)
+        print(
+            printable(f"speclab train: --init-from {args.init_from}: no such checkpoint"),
+            file=sys.stderr,
+        )
         return 2
     if args.init_from is not None and (run_dir / "checkpoint.npz").exists():
-        print(f"speclab train: {run_dir} already has a checkpoint, which resumes; "
-              "--init-from starts a new --run-dir", file=sys.stderr)  # fmt: skip
+        print(printable(f"speclab train: {run_dir} already has a checkpoint, which resumes; "
+              "--init-from starts a new --run-dir"), file=sys.stderr)  # fmt: skip
         return 2
     if args.out is not None:
         problem = _out_problem(args.out, run_dir)
         if problem:
-            print(f"speclab train: {problem}", file=sys.stderr)
+            print(printable(f"speclab train: {problem}"), file=sys.stderr)
             return 2
     try:
         log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
@@ -1092,10 +1099,13 @@ def run(args) -> int:
     except BrokenPipeError:
         raise  # the command line's own handling: a closed pipe ends quietly
     except (ValueError, OSError) as error:
-        print(f"speclab train: {error}", file=sys.stderr)
+        print(printable(f"speclab train: {error}"), file=sys.stderr)
         return 1
     except MemoryError as error:  # a recipe too big for this machine, e.g. --set batch_tokens=1e12
-        print(f"speclab train: not enough memory for this recipe ({error})", file=sys.stderr)
+        print(
+            printable(f"speclab train: not enough memory for this recipe ({error})"),
+            file=sys.stderr,
+        )
         return 1
     last = log["history"][-1] if log["history"] else {}
     mean = ""
