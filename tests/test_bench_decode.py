@@ -179,13 +179,16 @@ def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
     monkeypatch.setattr(speclab.paths, "repo_root", lambda: tmp_path)  # data_dir() follows it
     own, shipped = tmp_path / "build/bench/decode.json", tmp_path / "data/bench/decode.json"
 
-    def write(path, quick):
+    def write(path, quick, machine="the learner's"):
         path.parent.mkdir(parents=True, exist_ok=True)
-        record = {"benchmark": "decode", "settings": {"quick": quick}}
+        record = {"benchmark": "decode", "settings": {"quick": quick}, "machine": machine}
         path.write_text(json.dumps(record), encoding="utf-8")
 
     assert bench_decode.saved_report_path() is None
-    write(shipped, quick=False)
+    write(shipped, quick=False, machine="a quiet one")
+    assert bench_decode.saved_report_path() == shipped
+    own.parent.mkdir(parents=True)
+    own.write_bytes(shipped.read_bytes())  # the saved report copied there: still the saved one
     assert bench_decode.saved_report_path() == shipped
     write(own, quick=True)  # `speclab bench decode --quick` writes here too: not a full run
     assert bench_decode.saved_report_path() == shipped

@@ -513,16 +513,22 @@ def saved_report_path() -> Path | None:
     """The full decode report lesson 06 shows, if the clone has one.
 
     A learner's own full run (`make bench` writes build/bench/decode.json) comes first, so a
-    class sees its own machine; a `--quick` run there does not count. Otherwise the report
-    shipped in data/bench/, measured on a quiet machine.
+    class sees its own machine; a `--quick` run there does not count, nor does a copy of the
+    shipped report. Otherwise the report shipped in data/bench/, measured on a quiet machine.
     """
     from speclab.paths import bench_dir, data_dir
 
-    own = bench_dir() / "decode.json"
-    if own.is_file() and _is_full_run(own):
+    own, shipped = bench_dir() / "decode.json", data_dir() / "bench" / "decode.json"
+    if own.is_file() and _is_full_run(own) and not _same_bytes(own, shipped):
         return own
-    shipped = data_dir() / "bench" / "decode.json"
     return shipped if shipped.is_file() else None
+
+
+def _same_bytes(path: Path, other: Path) -> bool:
+    try:
+        return other.is_file() and path.read_bytes() == other.read_bytes()
+    except OSError:
+        return False
 
 
 def _is_full_run(path: Path) -> bool:
