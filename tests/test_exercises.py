@@ -899,14 +899,10 @@ def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a
 
 
 def _copy_test_needs():
-    """benchmarks/copy_test_needs.py, its path and the module (benchmarks/ is no package)."""
-    import importlib.util
+    """benchmarks/copy_test_needs.py, its path and the module."""
+    from benchmark_scripts import FOLDER, load
 
-    script = Path(__file__).parent.parent / "benchmarks" / "copy_test_needs.py"
-    spec = importlib.util.spec_from_file_location("copy_test_needs", script)
-    needs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(needs)
-    return script, needs
+    return FOLDER / "copy_test_needs.py", load("copy_test_needs")
 
 
 def test_copy_test_needs_a_long_match_where_code_repeats_itself(tmp_path):

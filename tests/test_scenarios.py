@@ -73,15 +73,11 @@ def test_free_text_prompts_are_picked_from_the_candidates():
 def test_free_text_prompts_are_the_least_looping_for_the_shipped_target():
     """The scenario file says its prompts are the candidates whose greedy output loops least
     with the shipped target: a new target must re-pick them (benchmarks/pick_free_text.py)."""
-    import importlib.util
+    from benchmark_scripts import load
 
-    from speclab.paths import repo_root
     from speclab.weights import load_target
 
-    path = repo_root() / "benchmarks" / "pick_free_text.py"
-    spec = importlib.util.spec_from_file_location("pick_free_text", path)
-    pick = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pick)
+    pick = load("pick_free_text")
     ranked = pick.rank(
         load_target(), load_scenario(prompts_dir() / "candidates" / "free_text.toml")
     )
