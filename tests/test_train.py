@@ -260,6 +260,11 @@ def test_average_from_exports_the_mean_of_the_weights_at_each_validation(tmp_pat
     assert last["average"]["val_bits_per_byte"] == meta["val_bits_per_byte"]
     assert meta["val_bits_per_byte"] != last["val_bits_per_byte"]
     assert at_6.meta["averaged"] is None and "average" not in at_6.meta["history"][-1]
+    late = run_train("smoke", "--smoke", "--run-dir", tmp_path / "late", "--set", "average_from=99")
+    assert (
+        late.returncode == 0
+        and "no mean yet: no validation at or after average_from=99" in late.stdout
+    )
 
 
 def run_train(*args):

@@ -1113,6 +1113,8 @@ def run(args) -> int:
         count, first = log["average"]["count"], log["average"]["first_step"]
         mean = (f"; the mean of the weights at {count} validations from step {first} on: "
                 f"{last['average']['val_bits_per_byte']} bits/byte")  # fmt: skip
+    elif cfg.average_from:  # asked for a mean, got the last weights: say so
+        mean = f"; no mean yet: no validation at or after average_from={cfg.average_from}"
     print(f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
           f"validation {last.get('val_bits_per_byte')} bits/byte{mean}")  # fmt: skip
     return 0
