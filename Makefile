@@ -52,6 +52,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/speclab bench forward
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/speclab bench decode
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/draft_cost.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

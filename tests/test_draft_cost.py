@@ -1,0 +1,49 @@
+"""benchmarks/draft_cost.py: a draft step's cost per shape (tests check the report, not speed)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmark_scripts import FOLDER, load
+
+SCRIPT = FOLDER / "draft_cost.py"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+
+
+def test_the_report_times_every_shape_against_the_target_in_the_same_rounds(tmp_path):
+    result = run("--repeats", "2", "--n-past", "8", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "draft_cost.json").read_text(encoding="utf-8"))
+    rows = {row["model"]: row for row in report["rows"]}
+    script = load("draft_cost")
+    shapes = {(r["n_layer"], r["n_head"], r["n_embd"]) for r in rows.values()}
+    assert set(script.SHAPES + script.SKELETONS) <= shapes
+    assert rows["target"]["cost_of_target_step"] == 1.0  # paired by round: exactly 1
+    assert rows["target"]["weights_share"] == 1.0
+    skeletons = [r for r in rows.values() if r["kind"] == "skeleton"]
+    assert {r["n_embd"] for r in skeletons} == {r["n_head"] for r in skeletons}  # d_head 1
+    assert all(r["weights_share"] < 0.01 for r in skeletons)
+    two = next(r for r in skeletons if r["n_layer"] == 2)
+    assert report["floor_two_layers"] == two["cost_of_target_step"] > 0
+    assert report["settings"]["n_past"] == 8 and report["machine"]["blas"] is not None
+    assert "the least a 2-layer draft can cost here" in result.stdout
+
+
+def test_bad_arguments_end_in_one_line(tmp_path):
+    file = tmp_path / "a-file"
+    file.write_text("x", encoding="utf-8")
+    for args, message in (
+        (["--out", str(file)], "is a file, not a folder"),
+        (["--draft", str(tmp_path / "none.npz")], "no weights file at"),
+        (["--n-past", "99999"], "--n-past must be below the models' context"),
+        (["--repeats", "0"], "must be at least 1"),
+    ):
+        result = run(*args)
+        assert result.returncode in (1, 2) and message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert not (Path(tmp_path) / "draft_cost.json").exists()
