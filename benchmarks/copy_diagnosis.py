@@ -136,7 +136,7 @@ def main() -> None:
         pieces = [text[first] for text, first, _ in copy_probes(corpus["val"], 1024, n=40)]
         separator, skip, letters_length = b"\n\n", lambda piece: 3, 100
     else:
-        pieces = held_out_functions(corpus["val"])
+        pieces = held_out_functions(corpus["val"], corpus["train"])
         separator, skip, letters_length = b"\n", lambda piece: piece.index(b"\n") + 1, 150
     longest = max([2 * len(p) + len(separator) for p in pieces] + [2 * letters_length + 2])
     longest = max(longest, 0 if args.short else 600)  # the 5th space with the file before it

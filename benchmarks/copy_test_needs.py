@@ -59,7 +59,8 @@ def main() -> None:
     given = parser.parse_args().weights
     paths = given or [str(weights_dir() / "target.npz")]
     models = [load(path) for path in paths]  # a missing or damaged file stops here, at once
-    functions = held_out_functions(load_corpus()["val"])
+    corpus = load_corpus()
+    functions = held_out_functions(corpus["val"], corpus["train"])
     pairs = copy_test_prompts(functions)
     lengths = [len(rest) for _, rest in pairs]
     print(

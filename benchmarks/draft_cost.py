@@ -22,10 +22,10 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
 
     from speclab.bench import forward_times, matmul_params
     from speclab.gpt import GPTConfig
-    from speclab.paths import bench_dir
+    from speclab.paths import bench_dir, weights_dir
     from speclab.report_files import writable_folder, write_together
     from speclab.timing import blas_threads, describe_blas, load_text, machine_record, model_record
-    from speclab.weights import load, load_draft, load_target, random_model
+    from speclab.weights import file_sha256, load, load_draft, load_target, random_model
 
 # (layers, heads, width) of the untrained drafts timed beside the shipped two.
 SHAPES = [(1, 4, 64), (2, 4, 32), (2, 4, 128), (3, 4, 64)]
@@ -36,7 +36,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-past", type=int, default=400,
                         help="cached positions before the step (default 400: a copy-heavy prompt)")  # fmt: skip
-    parser.add_argument("--repeats", type=int, default=301, help="interleaved rounds")
+    parser.add_argument("--repeats", type=int, default=1001, help="interleaved rounds")
     parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
     parser.add_argument("--target", type=text_path_argument, default=None,
                         help="target weights (default: the shipped target)")  # fmt: skip
@@ -48,6 +48,8 @@ def main() -> int:
     if args.n_past < 1 or args.repeats < 1:
         parser.error("--n-past and --repeats must be at least 1")
     out = writable_folder(args.out or bench_dir())  # checked before the timing starts
+    files = {"target": args.target or weights_dir() / "target.npz",
+             "draft": args.draft or weights_dir() / "draft.npz"}  # fmt: skip
     target = load(args.target) if args.target else load_target()
     draft = load(args.draft) if args.draft else load_draft()
     n_ctx = min(target.config.n_ctx, draft.config.n_ctx)
@@ -61,10 +63,10 @@ def main() -> int:
         name = f"{n_layer} layer{'s' * (n_layer > 1)} x {n_embd}"
         models[name] = random_model(config, rng)
         kinds[name] = "skeleton" if (n_layer, n_head, n_embd) in SKELETONS else "untrained"
-    machine = machine_record()
-    print(f"one cached step at position {args.n_past}, {args.repeats} interleaved rounds, "
-          f"1 BLAS thread; {describe_blas(machine)}; load {load_text(machine)}")  # fmt: skip
-    with blas_threads(1):
+    with blas_threads(1):  # threads cost more than they give on matrices this small
+        machine = machine_record()  # in here: it records the BLAS threads the timing used
+        print(f"one cached step at position {args.n_past}, {args.repeats} interleaved rounds; "
+              f"{describe_blas(machine)}; load {load_text(machine)}")  # fmt: skip
         times = forward_times(models, rng, n_past=args.n_past, repeats=args.repeats)
     target_step = np.median(times["target"])
     rows = []
@@ -99,7 +101,10 @@ def main() -> int:
             "seed": args.seed,
             "blas_threads": 1,
         },  # fmt: skip
-        "models": {"target": model_record(target), "draft": model_record(draft)},
+        "models": {
+            name: model_record(model) | {"sha256": file_sha256(files[name])}
+            for name, model in (("target", target), ("draft", draft))
+        },
         "rows": rows,
         "floor_two_layers": floor["cost_of_target_step"],
         "machine": machine,

@@ -90,14 +90,44 @@ def test_readme_states_the_shipped_models_figures(target):
         f"validations, steps {averaged['first_step']:,} to {averaged['last_step']:,}" in recipe
     )
     assert f"--set average_from={target.meta['recipe']['average_from']} " in recipe
-    copied = ", ".join(map(str, target.meta["copy"]["bytes_copied"][:-1]))
-    last = target.meta["copy"]["bytes_copied"][-1]
-    assert f"{copied} and {last} bytes before the first mistake" in recipe
     stage_1 = target.meta["recipe"]
     assert (
         f"rows of {stage_1['n_seq']} bytes at positions 0–{stage_1['n_seq'] - 1} for the first "
         f"{stage_1['short_steps']:,} steps" in recipe
     )
+
+
+def test_readme_states_the_copy_test_as_the_shipped_target_takes_it_now(target):
+    """The copy test measured afresh (the weights' record holds the earlier test's figures:
+    its seventh function was one the training files hold), and on all the held-out functions."""
+    from speclab.paths import repo_root
+    from speclab.train import copy_score, held_out_functions, load_corpus
+
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    corpus = load_corpus()
+    functions = held_out_functions(corpus["val"], corpus["train"])
+    eight = copy_score(target.params, target.config, functions)
+    copied, lengths = eight["bytes_copied"], eight["bytes_to_copy"]
+    assert (
+        f"{', '.join(map(str, copied[:-1]))} and {copied[-1]} bytes before the first mistake, "
+        f"of functions of {', '.join(map(str, lengths[:-1]))} and {lengths[-1]} bytes; median "
+        f"{np.median(np.divide(copied, lengths)):.0%} of a function, "
+        f"{NUMBER_WORDS[eight['functions_copied_whole']]} copied whole" in readme.replace(" %", "%")
+    )
+    every = held_out_functions(corpus["val"], corpus["train"], n=None)
+    wide = copy_score(target.params, target.config, every)
+    shares = np.divide(wide["bytes_copied"], wide["bytes_to_copy"])
+    assert (
+        f"On all {len(every)} such functions of 120–400 bytes (the 8 are spread over them): a "
+        f"median of {np.median(shares):.0%}, {wide['functions_copied_whole']} copied whole"
+        in readme.replace(" %", "%")
+    )
+    assert f"(a median of {np.median(np.divide(copied, lengths)):.0%} of each function" in (
+        readme.replace(" %", "%")
+    )
+
+
+NUMBER_WORDS = dict(enumerate("none one two three four five six seven eight".split()))
 
 
 def test_saved_benchmark_reports_are_for_the_shipped_weights():
@@ -164,3 +194,24 @@ def test_readme_quotes_the_saved_benchmark_of_the_target():
         f"{heavy:.2f}× adaptive (2.2×), free text {free:.2f}× (0.97×), free-text output "
         f"{shares['free text']['loop']:.0%} loop"
     ).replace("%", " %") in readme
+
+
+def test_readme_quotes_the_saved_draft_cost_report():
+    """README, "The draft model": each cost is the saved benchmarks/draft_cost.py run's, for
+    the shipped weights (data/bench/draft_cost.json)."""
+    import json
+
+    from speclab.paths import data_dir, repo_root
+    from speclab.weights import file_sha256
+
+    report = json.loads((data_dir() / "bench" / "draft_cost.json").read_text(encoding="utf-8"))
+    for name in ("target", "draft"):
+        assert report["models"][name]["sha256"] == file_sha256(weights_dir() / f"{name}.npz")
+    c = {row["model"]: f"{row['cost_of_target_step']:.2f}" for row in report["rows"]}
+    assert c["2 layers x 4"] == f"{report['floor_two_layers']:.2f}"
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        f"on arrays of almost no numbers, at {c['2 layers x 4']} of a target step; the shipped "
+        f"draft's step costs {c['draft']} there, 2 layers of width 32 cost {c['2 layers x 32']} "
+        f"and 1 layer of width 64 {c['1 layer x 64']}." in readme
+    )

@@ -662,7 +662,10 @@ def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
 
     model = load_target()
     params, config = model.params, model.config
-    functions = held_out_functions(load_corpus()["val"])[2:5:2]  # short right runs, mistakes
+    corpus = load_corpus()
+    functions = held_out_functions(corpus["val"], corpus["train"])[
+        2:5:2
+    ]  # short right runs, mistakes
     score = copy_score(params, config, functions)
     pairs = copy_test_prompts(functions)
     for (prompt, rest), right, mistake in zip(
@@ -677,6 +680,22 @@ def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
         assert mistake["chose"] == int(np.argmax(p)) != rest[right] == mistake["wanted"]
         assert mistake["p_chose"] == pytest.approx(p[mistake["chose"]], abs=1e-3)
         assert mistake["p_wanted"] == pytest.approx(p[rest[right]], abs=1e-3)
+
+
+def test_the_copy_tests_eight_functions_are_spread_over_all_the_held_out_ones():
+    """model_report's wider copy test (n=None) holds the 8 at an even stride, and only
+    top-level functions of 120-400 bytes from the validation files, none from training."""
+    from speclab.train import held_out_functions, load_corpus
+
+    corpus = load_corpus()
+    val, train = corpus["val"], corpus["train"]
+    every, eight = held_out_functions(val, train, n=None), held_out_functions(val, train)
+    assert len(eight) == 8 and len(every) > 8
+    assert eight == every[:: len(every) // 8][:8]
+    assert all(f.startswith(b"def ") and 120 <= len(f) <= 401 for f in every)
+    seen = train.tobytes()
+    assert not any(f in seen for f in every)  # held-out files repeat some training functions
+    assert len(held_out_functions(val, val[:0], n=None)) > len(every)  # and this finds them
 
 
 def test_context_needed_is_the_shortest_match_that_settles_the_next_byte():

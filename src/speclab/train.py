@@ -454,11 +454,21 @@ def copy_gap(params, n_head: int, probes: list[tuple]) -> dict:
     return {"first": round(first, 4), "second": round(second, 4), "gap": round(first - second, 4)}
 
 
-def held_out_functions(val: np.ndarray, n: int = 8, max_len: int = 400) -> list[bytes]:
-    """Top-level functions from validation files, 120..max_len bytes: unseen in training."""
-    text = val.tobytes()
+def held_out_functions(
+    val: np.ndarray, train: np.ndarray, n: int | None = 8, max_len: int = 400
+) -> list[bytes]:
+    """Top-level functions from validation files, 120..max_len bytes, unseen in training.
+
+    A held-out file can hold a function that training files hold too, word for word (test
+    boilerplate such as `setUpModule`): such a function is left out, since a model may know
+    it by heart. n of them, spread evenly over the rest (the copy test); n=None: all.
+    """
+    text, seen = val.tobytes(), train.tobytes()
     found = re.findall(rb"\ndef [^\n]*\n(?:(?:    [^\n]*|)\n)+", text)
     found = [f[1:].rstrip(b"\n") + b"\n" for f in found if 120 <= len(f) <= max_len]
+    found = [f for f in found if f not in seen]
+    if n is None:
+        return found
     step = max(1, len(found) // n)
     return found[::step][:n]
 
@@ -740,7 +750,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         if corpus[split].size < least:  # rows, copy documents and probes cut from it must fit
             raise ValueError(f"the {split} text is {corpus[split].size:,} bytes; this recipe needs "
                              f"at least {least:,} (raise max_corpus_bytes)")  # fmt: skip
-    functions = held_out_functions(corpus["val"])
+    functions = held_out_functions(corpus["val"], corpus["train"])
     probes = {
         "near": copy_probes(corpus["val"], cfg.n_ctx),
         "far": copy_probes(corpus["val"], cfg.n_ctx, far=True),
