@@ -215,3 +215,17 @@ def test_readme_quotes_the_saved_draft_cost_report():
         f"draft's step costs {c['draft']} there, 2 layers of width 32 cost {c['2 layers x 32']} "
         f"and 1 layer of width 64 {c['1 layer x 64']}." in readme
     )
+
+
+def test_lesson_07_key_quotes_the_saved_draft_cost_report():
+    import json
+
+    from speclab.paths import data_dir, repo_root
+
+    report = json.loads((data_dir() / "bench" / "draft_cost.json").read_text(encoding="utf-8"))
+    c = {row["model"]: f"{row['cost_of_target_step']:.2f}" for row in report["rows"]}
+    key = repo_root() / "lessons" / "answers" / "07_speculative_sampling.md"
+    text = " ".join(key.read_text(encoding="utf-8").split())
+    assert (
+        f"it costs {c['2 layers x 4']} of a target step by itself, the draft {c['draft']}." in text
+    )
