@@ -9,7 +9,8 @@ bytes (fewer if n do not occur earlier) and copies what followed their earliest 
 starts many lines, `self.` many names), so a copier that matches few bytes jumps to the wrong
 place; the table shows how many bytes of match the test's goal (a median of 90 % of each
 function, half of them whole) needs. Then, for comparison, the targets given.
-Run: .venv/bin/python benchmarks/copy_test_needs.py [WEIGHTS.npz ...] (default: the shipped target)
+--all takes every held-out function of 120-400 bytes (89) instead of the test's 8.
+Run: .venv/bin/python benchmarks/copy_test_needs.py [--all] [WEIGHTS.npz ...] (default: the shipped target)
 """
 
 import argparse
@@ -45,7 +46,8 @@ def lookup_copy(prompt: list[int], rest: bytes, n: int, earliest: bool) -> int:
 def summary(copied: list[int], lengths: list[int]) -> str:
     median = np.median(np.divide(copied, lengths))
     whole = sum(c == n for c, n in zip(copied, lengths, strict=True))
-    return f"median {median:4.0%}, {whole} whole   {copied}"
+    listed = f"   {copied}" if len(copied) <= 8 else ""  # --all: 89 numbers would bury the line
+    return f"median {median:4.0%}, {whole} whole{listed}"
 
 
 def main() -> None:
@@ -56,16 +58,21 @@ def main() -> None:
         type=text_path_argument,
         help="weights files (default: the shipped target)",
     )
-    given = parser.parse_args().weights
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="take every held-out function of 120-400 bytes, not the copy test's 8",
+    )
+    args = parser.parse_args()
+    given = args.weights
     paths = given or [str(weights_dir() / "target.npz")]
     models = [load(path) for path in paths]  # a missing or damaged file stops here, at once
     corpus = load_corpus()
-    functions = held_out_functions(corpus["val"], corpus["train"])
+    functions = held_out_functions(corpus["val"], corpus["train"], n=None if args.all else 8)
     pairs = copy_test_prompts(functions)
     lengths = [len(rest) for _, rest in pairs]
-    print(
-        f"copy test: {len(pairs)} held-out functions, {lengths} bytes to copy after their first line"
-    )
+    shown = f"{lengths} bytes" if len(lengths) <= 8 else f"{min(lengths)}-{max(lengths)} bytes each"
+    print(f"copy test: {len(pairs)} held-out functions, {shown} to copy after their first line")
     for earliest in (True, False):
         which = "earliest" if earliest else "latest"
         print(f"a perfect copier matching the last n bytes, copying their {which} occurrence:")
@@ -83,7 +90,7 @@ def main() -> None:
         for function, right, mistake in zip(
             functions, score["bytes_copied"], score["first_mistakes"], strict=True
         ):
-            if mistake is not None:
+            if mistake is not None and not args.all:
                 print("      " + where_it_broke(function, right, mistake))
 
 

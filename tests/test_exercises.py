@@ -980,6 +980,65 @@ def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
         assert int(share.split()[0]) < 90 or whole < len(pairs) / 2
 
 
+def test_copy_test_needs_all_takes_every_held_out_function(tmp_path):
+    """--all: the copier's summary over all the held-out functions, one short line per n,
+    the 15-byte copier's figure the one computed here with the script's own copier."""
+    import numpy as np
+
+    from speclab.train import copy_test_prompts, held_out_functions, load_corpus
+
+    script, needs = _copy_test_needs()
+    corpus = load_corpus()
+    pairs = copy_test_prompts(held_out_functions(corpus["val"], corpus["train"], n=None))
+    got = np.array([needs.lookup_copy(p, r, 15, True) for p, r in pairs])
+    lengths = np.array([len(r) for _, r in pairs])
+    result = subprocess.run(
+        [sys.executable, str(script), "--all", str(tmp_path / "none.npz")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 1 and "no weights file" in result.stderr  # checked first
+    result = subprocess.run(
+        [sys.executable, str(script), "--all"], capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"copy test: {len(pairs)} held-out functions," in result.stdout
+    line = f"n = 15: median {np.median(got / lengths):4.0%}, {int((got == lengths).sum())} whole\n"
+    assert line in result.stdout
+    assert "after b'" not in result.stdout  # no per-function mistakes for 89 functions
+
+
+def test_readme_places_the_target_among_perfect_copiers_on_all_held_out_functions():
+    """README: the target's median over all the held-out functions lies between a perfect
+    copier's at the two match lengths it names, both recomputed."""
+    import re
+
+    import numpy as np
+
+    from speclab.train import copy_score, copy_test_prompts, held_out_functions, load_corpus
+    from speclab.weights import load_target
+
+    _, needs = _copy_test_needs()
+    corpus = load_corpus()
+    functions = held_out_functions(corpus["val"], corpus["train"], n=None)
+    pairs = copy_test_prompts(functions)
+    lengths = np.array([len(r) for _, r in pairs])
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    found = re.search(
+        r"a median of (\d+) %, \d+ copied whole, about what a perfect copier that matches "
+        r"(\d+) or (\d+) bytes makes of them \((\d+) % and (\d+) %",
+        readme,
+    )
+    assert found, "README places the target among perfect copiers on all the functions"
+    target, n_low, n_high, low, high = map(int, found.groups())
+    for n, quoted in ((n_low, low), (n_high, high)):
+        got = np.array([needs.lookup_copy(p, r, n, True) for p, r in pairs])
+        assert f"{np.median(got / lengths):.0%}" == f"{quoted}%"
+    model = load_target()
+    score = copy_score(model.params, model.config, functions)
+    assert f"{np.median(np.array(score['bytes_copied']) / lengths):.0%}" == f"{target}%"
+    assert low <= target <= high
+
+
 def test_copy_test_needs_says_where_a_copy_broke_and_what_a_copier_needs_there():
     _, needs = _copy_test_needs()
     function = b"def f(a):\n    x = a\n    y = a\n    return x\n"
