@@ -20,7 +20,7 @@ from speclab.cli import importing, path_argument, run_script, text_path_argument
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
-    from speclab.bench import forward_times, matmul_params
+    from speclab.bench import forward_times, matmul_params, skeleton_model
     from speclab.gpt import GPTConfig
     from speclab.paths import bench_dir, weights_dir
     from speclab.report_files import writable_folder, write_together
@@ -29,7 +29,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
 
 # (layers, heads, width) of the untrained drafts timed beside the shipped two.
 SHAPES = [(1, 4, 64), (2, 4, 32), (2, 4, 128), (3, 4, 64)]
-SKELETONS = [(1, 4, 4), (2, 4, 4)]  # width n_head: d_head = 1
+SKELETON_DEPTHS = (1, 2)  # the draft's skeleton (speclab.bench.skeleton_model) at these depths
 
 
 def main() -> int:
@@ -58,11 +58,15 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     models = {"target": target, "draft": draft}
     kinds = {"target": "trained", "draft": "trained"}
-    for n_layer, n_head, n_embd in SHAPES + SKELETONS:
-        config = GPTConfig(n_layer, n_head, n_embd, n_ctx)
-        name = f"{n_layer} layer{'s' * (n_layer > 1)} x {n_embd}"
-        models[name] = random_model(config, rng)
-        kinds[name] = "skeleton" if (n_layer, n_head, n_embd) in SKELETONS else "untrained"
+    for n_layer, n_head, n_embd in SHAPES:
+        models[f"{n_layer} layer{'s' * (n_layer > 1)} x {n_embd}"] = random_model(
+            GPTConfig(n_layer, n_head, n_embd, n_ctx), rng
+        )
+    for n_layer in SKELETON_DEPTHS:
+        shape = GPTConfig(n_layer, draft.config.n_head, draft.config.n_embd, n_ctx)
+        skeleton = skeleton_model(shape, rng)  # width n_head: d_head = 1
+        name = f"{n_layer} layer{'s' * (n_layer > 1)} x {skeleton.config.n_embd}"
+        models[name], kinds[name] = skeleton, "skeleton"
     with blas_threads(1):  # threads cost more than they give on matrices this small
         machine = machine_record()  # in here: it records the BLAS threads the timing used
         print(f"one cached step at position {args.n_past}, {args.repeats} interleaved rounds; "
@@ -74,7 +78,7 @@ def main() -> int:
         config = model.config
         row = {
             "model": name,
-            "kind": kinds[name],
+            "kind": kinds.get(name, "untrained"),
             "n_layer": config.n_layer,
             "n_head": config.n_head,
             "n_embd": config.n_embd,
@@ -100,7 +104,7 @@ def main() -> int:
             "repeats": args.repeats,
             "seed": args.seed,
             "blas_threads": 1,
-        },  # fmt: skip
+        },
         "models": {
             name: model_record(model) | {"sha256": file_sha256(files[name])}
             for name, model in (("target", target), ("draft", draft))

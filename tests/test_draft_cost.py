@@ -22,7 +22,8 @@ def test_the_report_times_every_shape_against_the_target_in_the_same_rounds(tmp_
     rows = {row["model"]: row for row in report["rows"]}
     script = load("draft_cost")
     shapes = {(r["n_layer"], r["n_head"], r["n_embd"]) for r in rows.values()}
-    assert set(script.SHAPES + script.SKELETONS) <= shapes
+    assert set(script.SHAPES) <= shapes
+    assert {(n, 4, 4) for n in script.SKELETON_DEPTHS} <= shapes  # the shipped draft's 4 heads
     assert rows["target"]["cost_of_target_step"] == 1.0  # paired by round: exactly 1
     assert rows["target"]["weights_share"] == 1.0
     skeletons = [r for r in rows.values() if r["kind"] == "skeleton"]
