@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _escape_what_the_console_cannot_show()
         parser = build_parser()  # imports every subcommand's module: numpy, pandas...
+        if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): stop here
+            raise KeyboardInterrupt
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
@@ -67,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         status = int(args.run(args) or 0)
         if sys.stdout is not None:  # None: started with stdout closed (`speclab ... >&-`)
             sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): still say so
+            raise KeyboardInterrupt
         return status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -118,7 +122,8 @@ class importing:
 
     def __exit__(self, kind, error, traceback):
         self.restore()
-        if kind is not None and (issubclass(kind, KeyboardInterrupt) or self.seen()):
+        # seen() with no error: a Ctrl-C that Python dropped (see _note_ctrl_c)
+        if self.seen() or (kind is not None and issubclass(kind, KeyboardInterrupt)):
             print("interrupted", file=sys.stderr)  # as main() and run_script() say it
             sys.exit(130)
         return False
@@ -136,6 +141,8 @@ def run_script(main, name: str) -> None:
         status = main()
         if sys.stdout is not None:
             sys.stdout.flush()
+        if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): still say so
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         status = 130
@@ -158,15 +165,29 @@ def run_script(main, name: str) -> None:
 
 
 def _note_ctrl_c():
-    """(seen, restore): Ctrl-C still raises KeyboardInterrupt, and seen() says it came."""
+    """(seen, restore): Ctrl-C still raises KeyboardInterrupt, and seen() says it came.
+
+    Python runs a signal handler wherever it happens to be, also inside code whose
+    exceptions it cannot pass on: a weakref callback of the import machinery, a __del__.
+    There the KeyboardInterrupt is printed as "Exception ignored in ..." with a traceback
+    and dropped. While the handler is installed, such a dropped Ctrl-C is not printed; the
+    next Ctrl-C raises again, and seen() stays true, so that the caller can still stop.
+    """
     import signal  # built into the interpreter: no slower than os and sys
 
-    seen = []
+    seen, dropped = [], []
 
     def handler(signum, frame):
         seen.append(signum)
-        if len(seen) == 1:  # a second Ctrl-C while the first is handled: already stopping
+        if len(seen) == 1 or dropped:  # a second Ctrl-C while the first is handled: stopping
+            dropped.clear()
             raise KeyboardInterrupt
+
+    def unraisable(report):
+        if seen and isinstance(report.exc_value, KeyboardInterrupt):
+            dropped.append(True)
+            return
+        previous_hook(report)
 
     previous = signal.getsignal(signal.SIGINT)
     if previous is not signal.default_int_handler:
@@ -175,7 +196,14 @@ def _note_ctrl_c():
         signal.signal(signal.SIGINT, handler)
     except ValueError:  # not the main thread
         return (lambda: False), (lambda: None)
-    return (lambda: bool(seen)), (lambda: signal.signal(signal.SIGINT, previous))
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
+
+    def restore():
+        signal.signal(signal.SIGINT, previous)
+        if sys.unraisablehook is unraisable:
+            sys.unraisablehook = previous_hook
+
+    return (lambda: bool(seen)), restore
 
 
 def _escape_what_the_console_cannot_show() -> None:
