@@ -145,8 +145,8 @@ def test_saved_benchmark_reports_are_for_the_shipped_weights():
 
 
 def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
-    """README, "The draft model": the share of drafts kept at k = 4 and a draft step's cost,
-    over the saved report's scenarios."""
+    """README, "The draft model": the share of drafts kept at k = 4, drafting's cost per
+    drafted token, where it pays best and how often the adaptive policy switches it off."""
     import json
 
     from speclab.paths import data_dir, repo_root
@@ -160,7 +160,18 @@ def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
     ]
     readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
     assert f"the target keeps {100 * min(kept):.0f}–{100 * max(kept):.0f} % of its drafts" in readme
-    assert f"A draft step costs {min(costs):.2f} to {max(costs):.2f} of a target step" in readme
+    assert (
+        f"Drafting costs {min(costs):.2f} to {max(costs):.2f} of a target step per drafted"
+        in readme
+    )
+    rows = [r for r in report["results"] if r["drafter"] == "model"]
+    best = max(rows, key=lambda r: r["speedup"])
+    kind = "adaptive" if best["adaptive"] else f"k = {best['k']}"
+    assert f"at best {best['speedup']:.2f}× ({best['scenario']}, {kind})" in readme
+    assert all(r["speedup"] < 1 for r in rows if r["scenario"] == "copy-heavy")
+    assert "below 1× on copy-heavy prompts at every k" in readme
+    off = [s["model"]["share_off"] for s in report["adaptive"].values()]
+    assert f"switches it off in {100 * min(off):.0f}–{100 * max(off):.0f} % of its rounds" in readme
 
 
 def test_readme_quotes_the_saved_benchmark_of_the_target():
