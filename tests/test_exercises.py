@@ -230,6 +230,14 @@ FILE_ERRORS = [
     ("noheader.csv", b",ABX,ABC\n,ABC,ABCD\n", "missing column 'prefix' and 'guess'"),
     ("twice.csv", b"prefix,guess,guess\n,A,B\n", "twice"),
     ("quote.csv", b'"prefix,guess\n,A\n', "broken quoting in the header"),
+    # a column meant as expected_output: unread, the predictions would go unchecked silently
+    ("expected.csv", b"prefix,guess,expected\n,ABX,ABC\n", "names a column 'expected'"),
+    ("output.csv", b"prefix,guess,Output\n,ABX,ABC\n", "names a column 'output'"),
+    ("typo.csv", b"prefix,guess,expected_outptu\n,ABX,ABC\n", "name it expected_output"),
+    ("results.csv", b"prefix,guess,expected results\n,ABX,ABC\n", "'expected_results'"),
+    ("yuqi.csv", "前缀,猜测,预期\n,ABX,ABC\n".encode(), "names a column '预期'"),
+    # a Chinese input method's full-width comma, as the header's separator
+    ("fullwidth.csv", "prefix，guess，expected_output\n，ABX，ABC\n".encode(), "full-width '，'"),
 ]
 
 
@@ -1189,3 +1197,29 @@ def test_escape_codes_in_a_path_argument_are_shown_not_obeyed(argv, capsys, tmp_
         status = ended.code
     err = capsys.readouterr().err
     assert status != 0 and "\x1b" not in err and "\\x1b[2J" in err, err
+
+
+@pytest.mark.parametrize("note", ["note", "notes", "name", "comment", "explanation", "expectation"])
+def test_a_note_column_is_not_taken_for_expected_output(tmp_path, note):
+    with_note = check_guesses(write(tmp_path, "n.csv", f"prefix,guess,{note}\n,ABX,why\n"))
+    without = check_guesses(write(tmp_path, "g.csv", "prefix,guess\n,ABX\n"))
+    pd.testing.assert_frame_equal(with_note, without)
+
+
+def test_a_full_width_comma_inside_a_cell_is_named(tmp_path):
+    path = write(tmp_path, "g.csv", "prefix,guess,expected_output\n,AB，C,\n")
+    assert "holds the full-width '，'" in check_guesses(path)["error"][0]
+
+
+def test_a_header_of_a_hundred_thousand_columns_is_checked_not_hung(tmp_path):
+    """Each column name used to be counted over the whole header: quadratic, minutes here."""
+    header = "prefix,guess," + ",".join(f"c{i}" for i in range(100_000))
+    path = write(tmp_path, "wide.csv", header + "\n,ABX\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "speclab", "check-guesses", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "1 row checked" in result.stdout

@@ -24,12 +24,16 @@ through the one catalogue of `speclab.i18n`. The column headers are the English 
 (prefix, guess, expected_output) in every language; the Chinese and Persian names of the
 lessons' tables (前缀, 猜测, 预期输出; پیشوند قبلی, حدس, خروجی مورد انتظار) are accepted too.
 Row numbers and cells stay as the spreadsheet shows them (Latin digits). Persian or
-Arabic-Indic digits in a cell and a Persian comma (،) as a separator get their own message.
+Arabic-Indic digits in a cell and a Persian comma (،) as a separator get their own message,
+as does a Chinese input method's full-width comma (，). A column named like the expected
+output but not as it ('expected', 'output', 'expected_outptu') is an error: unread, the
+student's predictions would go unchecked without a word.
 
 Left out on purpose: silent fixes. A lower-case guess is an error with a hint, not
 upper-cased behind the student's back; a file separated by ، is not re-read with it.
 """
 
+import difflib
 import gettext
 from collections import Counter
 from collections.abc import Iterator
@@ -93,6 +97,10 @@ COLUMN_ALIASES = {
     "خروجی مورد انتظار": "expected_output",
 }
 PERSIAN_PUNCTUATION = {"،": "،", "؛": "؛"}  # Arabic comma and semicolon
+FULL_WIDTH_PUNCTUATION = ("，", "、", "；")  # what a Chinese input method types for , and ;
+# Header names a student may give the expected output: with none of them read, the
+# predictions would go unchecked without a word. (Typos are caught by their closeness.)
+EXPECTED_LOOKALIKES = {"expected", "expect", "output", "prediction", "predicted", "预期", "输出"}
 # What students type when they copy "(empty)" from the lesson table instead of leaving it blank.
 PREFIX_PLACEHOLDERS = {"(empty)", "empty", "(none)", "none", "-", "—", "''", '""'}
 MAX_CELL_CHARS = 100  # a prefix, guess or expectation is a few letters; more is a paste gone wrong
@@ -207,8 +215,8 @@ def _column_name(cell: str) -> str:
 def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
     """Column name -> cell index, checking that the required columns are there once."""
     names = [_column_name(cell) for cell in cells]
-    for name in set(names):
-        if name and names.count(name) > 1:
+    for name, count in Counter(names).items():  # not names.count: a wide header is quadratic
+        if name and count > 1:
             raise GuessFileError(
                 N_("{name}: row {row} names the column '{column}' twice"),
                 name=shown(str(path)),
@@ -227,6 +235,18 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
             name=shown(str(path)),
             row=row_number,
             mark=persian[0],
+        )
+    full_width = [mark for mark in FULL_WIDTH_PUNCTUATION if mark in "".join(cells)]
+    if missing and full_width:
+        raise GuessFileError(
+            N_(
+                "{name}: the header (row {row}) is separated by the full-width '{mark}', which "
+                "the checker does not read as a separator; type Latin commas ',' (switch the "
+                "input method to half-width), or write prefix,guess,expected_output"
+            ),
+            name=shown(str(path)),
+            row=row_number,
+            mark=full_width[0],
         )
     if missing:
         found = ", ".join(f"'{cut(cell.strip(), SHOWN_CELL_CHARS)}'" for cell in cells[:8])
@@ -249,9 +269,28 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
             row=row_number,
             found=found or "''",
         )
+    if "expected_output" not in names:
+        lookalike = next((name for name in names if _looks_like_expected(name)), None)
+        if lookalike is not None:
+            raise GuessFileError(
+                N_(
+                    "{name}: the header (row {row}) names a column '{column}', which the checker "
+                    "does not read; to have your predictions checked, name it expected_output"
+                ),
+                name=shown(str(path)),
+                row=row_number,
+                column=cut(lookalike, SHOWN_CELL_CHARS),
+            )
     return {
         name: names.index(name) for name in REQUIRED_COLUMNS + OPTIONAL_COLUMNS if name in names
     }
+
+
+def _looks_like_expected(name: str) -> bool:
+    """'expected', 'output', 'expected_outptu': meant as expected_output, not a note column."""
+    if name in EXPECTED_LOOKALIKES:
+        return True
+    return difflib.SequenceMatcher(None, name, "expected_output").ratio() >= 0.7
 
 
 def checked_row(row: dict, path_symbols: str, tr: gettext.NullTranslations) -> dict:
@@ -288,6 +327,15 @@ def _cell_problem(name: str, value: str) -> Message | str:
             return Message(
                 N_(
                     "{column} {value!r} holds the Persian '{mark}': cells are separated by "
+                    "Latin commas ',', and a cell holds capital letters A-Z only"
+                ),
+                {"column": name, "value": value, "mark": mark},
+            )
+    for mark in FULL_WIDTH_PUNCTUATION:
+        if mark in value:
+            return Message(
+                N_(
+                    "{column} {value!r} holds the full-width '{mark}': cells are separated by "
                     "Latin commas ',', and a cell holds capital letters A-Z only"
                 ),
                 {"column": name, "value": value, "mark": mark},
