@@ -4,6 +4,7 @@ the forward benchmark end to end on a tiny model (the decode one: tests/test_ben
 
 import csv
 import json
+import os
 
 import numpy as np
 import pytest
@@ -80,6 +81,9 @@ def test_cli_bad_choice_is_an_argparse_error():
     assert exit_info.value.code == 2
 
 
+CORES = os.cpu_count() or 1
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -89,6 +93,8 @@ def test_cli_bad_choice_is_an_argparse_error():
         (["--n-past", "-1"], "--n-past must be at least 0, got -1"),
         (["--seed", "-5"], "--seed must be at least 0, got -5"),
         (["--k", "1000000000"], "--k must be at most 64, got 1000000000"),
+        # more than the cores: once ignored by OpenBLAS (and recorded), or a ctypes traceback
+        (["--blas-threads", str(10**20)], f"--blas-threads must be at most {CORES}, got 10"),
     ],
 )
 def test_cli_bench_forward_numbers_are_checked_first(tiny_weights, tmp_path, capsys, monkeypatch,

@@ -3,6 +3,7 @@
 import csv
 import json
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from speclab.bench_decode import (
     decode_report,
     load_report,
     position_counts,
+    run_decodes,
     save_decode_report,
 )
 from speclab.cli import main
@@ -402,3 +404,17 @@ def test_quick_caps_the_new_tokens_without_raising_a_prompts_own_budget():
     assert QUICK.new_tokens(3) == 3 and QUICK.new_tokens(128) == 64
     assert Settings().new_tokens(128) == 128  # the full run: each prompt's own budget
     assert Settings(max_new_tokens=6).new_tokens(128) == 6  # --max-new-tokens wins
+
+
+def test_what_fits_is_what_will_run_not_each_prompts_own_budget(models, prompts):
+    """n_ctx 48: "abcabcabcabcabc" (15) + its own budget of 40 does not fit, but with
+    --max-new-tokens 6 the run fits and is made; without it, the error names the prompt."""
+    target, _ = models
+    (scenario,) = load_scenarios(prompts, ["free text"])
+    own = tuple(replace(prompt, max_new_tokens=40) for prompt in scenario.prompts)
+    scenarios = [replace(scenario, prompts=own)]  # each prompt's own budget: more than fits
+    settings = Settings(repeats=1, warmup=0, k_values=(2,), k_max=2, drafters=("lookup",))
+    with pytest.raises(ValueError, match="'repeat': 15 tokens \\+ 40 new"):
+        run_decodes(target, None, scenarios, settings)
+    runs, reference, _ = run_decodes(target, None, scenarios, replace(settings, max_new_tokens=6))
+    assert {len(tokens) for tokens in reference.values()} == {6}

@@ -251,3 +251,9 @@ def test_prompts_readme_says_where_copy_heavy_stands_in_the_saved_report():
         if k >= 2:
             others = [speedup[s, k] for s in ("copy-heavy", "structured", "free text")]
             assert speedup["counting", k] > max(others), k
+
+
+def test_a_prompt_file_nested_too_deeply_is_one_error(tmp_path):
+    deep = write(tmp_path, "deep.toml", "x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ScenarioError, match="deep.toml: not valid TOML"):
+        load_scenario(deep)

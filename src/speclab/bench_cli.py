@@ -7,6 +7,7 @@
 Neither benchmark imports this module.
 """
 
+import os
 import sys
 from dataclasses import asdict
 
@@ -17,7 +18,7 @@ from speclab.cli import path_argument
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import writable_folder
-from speclab.scenarios import Scenario, load_scenarios
+from speclab.scenarios import load_scenarios
 from speclab.student_files import printable
 from speclab.timing import describe_blas, load_average
 from speclab.weights import load
@@ -57,7 +58,9 @@ LEAST = {"n_past": 0, "repeats": 1, "greedy_tokens": 1, "blas_threads": 1, "seed
 
 # The largest: drafts per round as in `speclab demo` (the adaptive policy's planning and
 # Leviathan's formula take O(k), so a mistyped 10**9 would hang after the timing).
-MOST = {"k": MAX_K}
+# BLAS threads: more than cores only wait for each other, and OpenBLAS silently ignores a
+# number beyond the one it was built for (the report would record threads that never ran).
+MOST = {"k": MAX_K, "blas_threads": os.cpu_count() or 1}
 
 
 def option_problem(args) -> str | None:
@@ -119,20 +122,6 @@ def settings_from_args(args) -> bench_decode.Settings:
     return bench_decode.Settings(**(asdict(base) | changes))
 
 
-def check_fits(model, which: str, scenarios: list[Scenario], settings) -> None:
-    """Every prompt + its new tokens must fit the model's context window: checked before
-    timing, with the --max-new-tokens in force, so a short draft model fails at once."""
-    for scenario in scenarios:
-        for prompt in scenario.prompts[: settings.prompts_per_scenario]:
-            needed = len(prompt.tokens) + settings.new_tokens(prompt.max_new_tokens)
-            if needed > model.config.n_ctx:
-                raise ValueError(
-                    f"the {which}'s context window of {model.config.n_ctx} tokens is too short "
-                    f"for {scenario.path.name} prompt {prompt.id!r}: {len(prompt.tokens)} "
-                    f"tokens + {needed - len(prompt.tokens)} new"
-                )
-
-
 def run_decode(args) -> int:
     """`speclab bench decode`, its options already checked by `run`."""
     try:
@@ -145,7 +134,7 @@ def run_decode(args) -> int:
         draft = load(draft_path, dtype=dtype) if "model" in settings.drafters else None
         for model, which in ((target, "target model"), (draft, "draft model")):
             if model is not None:
-                check_fits(model, which, scenarios, settings)
+                bench_decode.check_fits(model, which, scenarios, settings)
         load_now = load_average()
         if load_now and load_now[0] > 1.0:
             print(printable(f"warning: load average {load_now[0]:.1f}: another job shares the cores, "

@@ -145,6 +145,20 @@ def decode_once(method: Method, target, draft_model, prompt_tokens, max_new, set
     return result, list(getattr(policy, "decisions", []))
 
 
+def check_fits(model, which: str, scenarios: list[Scenario], settings: Settings) -> None:
+    """Every prompt + its new tokens must fit the model's context window: checked before
+    timing, with the --max-new-tokens in force, so a short draft model fails at once."""
+    for scenario in scenarios:
+        for prompt in scenario.prompts[: settings.prompts_per_scenario]:
+            needed = len(prompt.tokens) + settings.new_tokens(prompt.max_new_tokens)
+            if needed > model.config.n_ctx:
+                raise ValueError(
+                    f"the {which}'s context window of {model.config.n_ctx} tokens is too short "
+                    f"for {scenario.path.name} prompt {prompt.id!r}: {len(prompt.tokens)} "
+                    f"tokens + {needed - len(prompt.tokens)} new"
+                )
+
+
 def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settings, progress=False):
     """Every (scenario, prompt, method) decoded settings.warmup + settings.repeats times.
 
@@ -155,8 +169,8 @@ def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settin
     rng = np.random.default_rng(settings.seed)
     methods = settings.methods()
     jobs = []  # (scenario name, prompt id, prompt tokens, max_new)
+    check_fits(target, "target model", scenarios, settings)  # what will run, not each budget
     for scenario in scenarios:
-        scenario.check_fits(target.config.n_ctx)
         for prompt in scenario.prompts[: settings.prompts_per_scenario]:
             max_new = settings.new_tokens(prompt.max_new_tokens)
             jobs.append((scenario.name, prompt.id, prompt.tokens, max_new))
