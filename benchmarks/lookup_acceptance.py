@@ -18,6 +18,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.decoding import speculative_decode
+    from speclab.demo import MAX_K
     from speclab.drafters import PromptLookupDrafter
     from speclab.paths import weights_dir
     from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
@@ -35,6 +36,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.prompts < 1 or args.max_new_tokens < 1:
         parser.error("--prompts and --max-new-tokens must be at least 1")
+    if not 1 <= args.k <= MAX_K:  # checked before any model loads, as `speclab bench` does
+        parser.error(f"--k must be from 1 to {MAX_K}, got {args.k}")
     for path in args.weights:
         model = load(path)
         steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")

@@ -935,6 +935,19 @@ def test_a_benchmark_script_given_a_damaged_weights_file_says_so(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("k", ["0", "65", "-1"])
+def test_lookup_acceptance_refuses_a_bad_k_before_loading_a_model(k):
+    script = Path(__file__).parent.parent / "benchmarks" / "lookup_acceptance.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "no-such.npz", "--k", k],  # a load would fail with 1
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-1].endswith(f"--k must be from 1 to 64, got {k}")
+
+
 def test_copy_diagnosis_on_a_model_with_too_few_positions_says_so(tmp_path):
     import numpy as np
 
