@@ -318,3 +318,11 @@ def test_a_config_smaller_than_its_arrays_is_named_as_such(tmp_path):
     save(path, init_params(config, np.random.default_rng(0)), config)
     with_config(path, n_ctx=2)
     load_quickly(path, r"its config gives wpe the shape \(2, .*a config that does not match")
+
+
+def test_a_training_checkpoint_is_named_as_one():
+    """data/weights/checkpoints/ sits beside the weights: loading it says what it is."""
+    from speclab.paths import weights_dir
+
+    with pytest.raises(ValueError, match="target.npz: a training checkpoint, not a weights file"):
+        load(weights_dir() / "checkpoints" / "target.npz")

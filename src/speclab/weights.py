@@ -197,6 +197,11 @@ def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
             raise ValueError(f"member {info.filename!r} appears twice")
         members[name] = info
     if META_KEY not in members:
+        if "record" in members and any(name.startswith("param/") for name in members):
+            raise ValueError(  # `speclab train`'s resumable state, which sits near the weights
+                "a training checkpoint, not a weights file: give the .npz that "
+                "`speclab train` exported (--out), or resume training from this one"
+            )
         raise ValueError(f"no {META_KEY!r} entry: not a speclab weights file")
     return members
 
