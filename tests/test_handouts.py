@@ -5,12 +5,14 @@ PDF tests need /usr/bin/chromium and are skipped without it (CI installs it).
 """
 
 import html
+import os
 import re
 import shutil
+import sys
 
 import pytest
 
-from speclab import cli
+from speclab import cli, handouts
 from speclab.handouts import (
     HandoutError,
     answer_leaks,
@@ -339,13 +341,148 @@ def test_out_may_be_the_current_empty_folder(tmp_path, monkeypatch, capsys):
 
 
 def test_a_build_from_before_the_file_list_is_still_rebuilt(tmp_path):
+    """Without the list, the files a build of the current lessons writes are replaced (its
+    stale PDFs too, on an HTML-only rebuild); any other file may be the teacher's: kept."""
     lessons = _small_lessons(tmp_path)
     out = tmp_path / "out"
     build_all(lessons, out, pdf=False)
     (out / ".speclab-handouts").unlink()  # as a build made before the list existed
-    (out / "old-page.html").write_text("stale", "utf-8")
+    for name in ("99_x.html", "99_x-a4.pdf", "answers/99_x-letter.pdf", "old-page.html"):
+        (out / name).write_text("stale", "utf-8")
     build_all(lessons, out, pdf=False)
-    assert not (out / "old-page.html").exists() and (out / "99_x.html").is_file()
+    assert "A question?" in (out / "99_x.html").read_text("utf-8")
+    assert not (out / "99_x-a4.pdf").exists() and not (out / "answers/99_x-letter.pdf").exists()
+    assert (out / "old-page.html").read_text("utf-8") == "stale"
+
+
+def _files(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def test_a_build_copied_without_its_list_keeps_the_teachers_files(tmp_path, capsys):
+    """`cp -r build/handouts/* site/` leaves the hidden list behind; a rebuild into site/
+    must not take the teacher's own pages, PDFs and pictures for old handouts."""
+    lessons = _small_lessons(tmp_path)
+    build_all(lessons, tmp_path / "first", pdf=False)
+    site = tmp_path / "site"
+    own = ("about.html", "syllabus.pdf", "private/logo.svg", "figures/photo.svg", "answers/me.html")
+    for name in own:
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(f"the teacher's {name}", "utf-8")
+    for item in (tmp_path / "first").iterdir():  # what `cp -r first/* site/` copies
+        if item.is_dir():
+            shutil.copytree(item, site / item.name, dirs_exist_ok=True)
+        elif not item.name.startswith("."):  # the hidden list stays behind
+            shutil.copy(item, site / item.name)
+    for _ in range(2):  # the second rebuild has the list the first one wrote
+        status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(site)])
+        assert status == 0, capsys.readouterr().err
+        for name in own:
+            assert (site / name).read_text("utf-8") == f"the teacher's {name}", name
+        assert (site / "99_x.html").is_file() and (site / "answers" / "99_x.html").is_file()
+
+
+def test_a_rebuild_removes_only_build_files_named_in_the_list(tmp_path):
+    """A hand-edited or damaged list cannot make a rebuild delete what a build never writes."""
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    build_all(lessons, out, pdf=False)
+    own = ("notes.txt", "private/page.html", "answers/key.docx")
+    for name in own:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("mine", "utf-8")
+    (tmp_path / "outside.html").write_text("mine", "utf-8")
+    with (out / ".speclab-handouts").open("a", encoding="utf-8") as listed:
+        listed.write("".join(f"{name}\n" for name in own + ("../outside.html",)))
+    build_all(lessons, out, pdf=False)
+    assert all((out / name).read_text("utf-8") == "mine" for name in own)
+    assert (tmp_path / "outside.html").read_text("utf-8") == "mine"
+
+
+shell_script_stands_in_for_chromium = pytest.mark.skipif(
+    sys.platform == "win32", reason="a shell script stands in for Chromium"
+)
+
+
+@shell_script_stands_in_for_chromium
+@pytest.mark.parametrize(
+    "script, reason",
+    [
+        (
+            "echo '[1:2:0101/0:ERROR:bus.cc:405] Failed to connect to the bus' >&2\n"
+            "echo '[1:2:0101/0:ERROR:handler.cc:266] Failed to write file x.pdf' >&2\nexit 1\n",
+            "(exit status 1: Failed to write file x.pdf); try --no-pdf",
+        ),
+        ("echo 'all fine' >&2\n", "(no PDF written: all fine); try --no-pdf"),
+        ("exec sleep 30\n", "(no PDF after 0.5 s); try --no-pdf"),  # a Chromium that hangs
+    ],
+    ids=["fails", "writes no PDF", "hangs"],
+)
+def test_chromium_failing_is_one_line_and_keeps_the_earlier_build(
+    tmp_path, monkeypatch, capsys, script, reason
+):
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    build_all(lessons, out, pdf=False)
+    before = _files(out)
+    chromium = tmp_path / "chromium"
+    chromium.write_text("#!/bin/sh\n" + script, "utf-8")
+    chromium.chmod(0o755)
+    monkeypatch.setattr(handouts, "CHROMIUM", chromium)
+    monkeypatch.setattr(handouts, "PRINT_TIMEOUT_S", 0.5)
+    (lessons / "98_new.md").write_text("# New\n\nText.\n", "utf-8")
+    status = cli.main(["handouts", "--pdf", "--lessons", str(lessons), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err == f"handouts: Chromium could not print the PDFs {reason}\n"
+    assert _files(out) == before
+
+
+def test_a_figure_matplotlib_cannot_typeset_is_one_line(tmp_path, capsys):
+    lessons = _small_lessons(tmp_path)
+    address = "figure:check_row?draft=ABC&target=ABD&title=%24x%5E%24"  # title $x^$
+    (lessons / "98_math.md").write_text(f"# T\n\n![c]({address})\n", "utf-8")
+    out = tmp_path / "out"
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1
+    assert "98_math.md: line 3: figure 'check_row' cannot be drawn" in err
+    figures = tmp_path / "figures"
+    with pytest.raises(HandoutError, match="cannot be drawn"):
+        render_body(f"![c]({address})\n", figures, "figures")
+    assert not list(figures.glob("*.svg")), "a half-written figure would be reused"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+@pytest.mark.timeout(20)  # reading the pipe would wait for ever
+@pytest.mark.parametrize("name", ["98_pipe.md", "answers/99_x.md"])
+def test_a_named_pipe_among_the_lessons_is_refused(tmp_path, capsys, name):
+    lessons = _small_lessons(tmp_path)
+    (lessons / name).unlink(missing_ok=True)
+    os.mkfifo(lessons / name)
+    out = tmp_path / "out"
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    assert status == 1 and "is not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_a_symlink_loop_as_out_is_one_line(tmp_path, capsys, below):
+    lessons = _small_lessons(tmp_path)
+    (tmp_path / "loop").symlink_to("loop")
+    out = tmp_path / "loop" / below
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and str(tmp_path / "loop") in err
+
+
+def test_escape_codes_in_out_are_shown_not_obeyed(tmp_path, capsys):
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out\x1b[2Jred"  # ESC [2J clears the screen
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert status == 0 and "\x1b" not in printed and "out\\x1b[2Jred" in printed
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,11 @@ answers. Where `/usr/bin/chromium` exists (Debian's package), each page is also 
 `NAME-a4.pdf` and `NAME-letter.pdf` by headless Chromium. `build/handouts/index.html`
 links everything. `--out` may name another folder: a new or empty one, or an earlier build,
 of which a rebuild removes only the files that build wrote (listed in `.speclab-handouts`);
-any other folder, or one inside the lessons, is refused untouched.
+any other folder, or one inside the lessons, is refused untouched. An earlier build without
+that list (copied by `cp -r build/handouts/* site/`, which leaves hidden files behind) has
+only the files a build of the current lessons writes replaced: whatever else is beside them
+may be the teacher's own, so it stays. A rebuild that stops (a bad figure, Chromium failing,
+Ctrl-C) leaves the earlier build whole.
 
 Figures: a handout asks for a figure from `speclab.figures` with an image whose address
 starts with `figure:`, naming the function without its `_figure` suffix and giving its
@@ -47,12 +51,13 @@ import sys
 import tempfile
 import urllib.parse
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from speclab.cli import path_argument
 from speclab.student_files import printable
 
 CHROMIUM = Path("/usr/bin/chromium")
+PRINT_TIMEOUT_S = 120.0  # one page prints in seconds; a Chromium that hangs must not stall us
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
 MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
@@ -66,6 +71,15 @@ MIN_SENTENCE_CHARS = 40  # shorter key sentences ("a) 3 squares.") may repeat a 
 
 
 TRANSLATED = ("zh", "fa")  # lessons/<lang>/ beside the English lessons/
+# The folders of --out a build writes into ("." is --out itself), and the kinds of file.
+BUILD_FOLDERS = (
+    ".",
+    "answers",
+    "figures",
+    *TRANSLATED,
+    *(f"{lang}/answers" for lang in TRANSLATED),
+)
+BUILD_SUFFIXES = (".html", ".pdf", ".svg")
 FONTS = {
     "en": '"DejaVu Sans", "Liberation Sans", Arial, sans-serif',
     "zh": '"Noto Sans CJK SC", "Noto Sans SC", "DejaVu Sans", sans-serif',
@@ -83,7 +97,8 @@ html[dir="rtl"] code, html[dir="rtl"] pre { direction: ltr; unicode-bidi: isolat
 
 
 class HandoutError(ValueError):
-    """A handout that cannot be built as asked (unknown figure, bad argument, leaked answers)."""
+    """A handout that cannot be built as asked (unknown figure, bad argument, leaked answers,
+    Chromium failing to print)."""
 
 
 STYLE = """
@@ -210,8 +225,19 @@ def draw_figure(request: FigureRequest, figure_dir: Path) -> Path:
                 f"({type(error).__name__}: {error})"
             ) from error
         figure_dir.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, format="svg", bbox_inches="tight")
+        try:
+            figure.savefig(path, format="svg", bbox_inches="tight")
+        except ValueError as error:  # text matplotlib cannot typeset, such as `$x^$`
+            path.unlink(missing_ok=True)  # half written: a later page would reuse it
+            reason = _one_line(str(error))  # matplotlib's message spans lines
+            raise HandoutError(f"figure {request.name!r} cannot be drawn: {reason}") from error
     return path
+
+
+def _one_line(text: str, width: int = 200) -> str:
+    """text on one line of at most about width characters, for an error message."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def _markdown():
@@ -409,8 +435,11 @@ def chromium_available() -> bool:
     return CHROMIUM.exists()
 
 
-def print_pdf(html_path: Path, pdf_path: Path, timeout_s: float = 120.0) -> None:
-    """Print a local HTML page to PDF with headless Chromium (no network, fresh profile)."""
+def print_pdf(html_path: Path, pdf_path: Path) -> None:
+    """Print a local HTML page to PDF with headless Chromium (no network, fresh profile).
+
+    Chromium failing, or still busy after PRINT_TIMEOUT_S, is a HandoutError.
+    """
     with tempfile.TemporaryDirectory(prefix="speclab-chromium-") as profile:
         command = [
             str(CHROMIUM),
@@ -428,9 +457,30 @@ def print_pdf(html_path: Path, pdf_path: Path, timeout_s: float = 120.0) -> None
             f"--print-to-pdf={pdf_path}",
             html_path.resolve().as_uri(),
         ]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, errors="replace", timeout=PRINT_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            raise _chromium_error(f"no PDF after {PRINT_TIMEOUT_S:g} s") from None
+        except OSError as error:  # not executable, or gone since chromium_available()
+            raise _chromium_error(f"{CHROMIUM}: {error.strerror or error}") from None
     if result.returncode != 0 or not pdf_path.exists():
-        raise RuntimeError(f"chromium could not print {html_path}:\n{result.stderr[-2000:]}")
+        # Its last line says why (the first ones are warnings about D-Bus and the like);
+        # a log line starts with [process:thread:time:ERROR:source.cc:line].
+        lines = [re.sub(r"^\[[^\]]*\]\s*", "", line) for line in result.stderr.splitlines()]
+        last = next((line for line in reversed(lines) if line.strip()), "")
+        if result.returncode < 0:
+            status = f"stopped by signal {-result.returncode}"
+        elif result.returncode > 0:
+            status = f"exit status {result.returncode}"
+        else:
+            status = "no PDF written"
+        raise _chromium_error(f"{status}: {last}" if last else status)
+
+
+def _chromium_error(reason: str) -> HandoutError:
+    return HandoutError(f"Chromium could not print the PDFs ({_one_line(reason)}); try --no-pdf")
 
 
 def build_page(
@@ -455,18 +505,23 @@ def build_page(
     pdfs = []
     if pdf:
         for paper in PAPERS:
-            printable = out_dir / f".{source.stem}.{paper}.html"
-            printable.write_text(html_document(title, body, paper, answers, lang), encoding="utf-8")
+            page = out_dir / f".{source.stem}.{paper}.html"  # with its paper size
+            page.write_text(html_document(title, body, paper, answers, lang), encoding="utf-8")
             try:
                 pdf_path = out_dir / f"{source.stem}-{paper}.pdf"
-                print_pdf(printable, pdf_path)
+                print_pdf(page, pdf_path)
                 pdfs.append(pdf_path)
             finally:
-                printable.unlink(missing_ok=True)
+                page.unlink(missing_ok=True)
     return Built(source, html_path, tuple(pdfs), title)
 
 
 def _read_lesson(path: Path) -> str:
+    if path.exists() and not path.is_file():  # reading a named pipe would wait forever
+        raise HandoutError(
+            f"{path} is not a regular file (a folder, a pipe or a device): "
+            "a lesson is a Markdown text file"
+        )
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
@@ -506,7 +561,7 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     ]
     for _, source_dir, _ in languages:
         check_no_answers(source_dir)
-    earlier = _check_out_dir(out_dir, lessons_dir)
+    earlier = _check_out_dir(out_dir, lessons_dir, _files_a_build_writes(languages))
     # Built in a hidden folder inside out_dir (the same disk: a move is a rename), then moved
     # in: a build that stops halfway (a bad figure, Ctrl-C) leaves the earlier build whole.
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -528,7 +583,7 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
                 for source in sorted((source_dir / "answers").glob("*.md"))
             ]
         write_index(built, stage)
-        new_files = [path.relative_to(stage) for path in _pages(stage)]
+        new_files = [path.relative_to(stage) for path in stage.rglob("*") if path.is_file()]
         _clear_earlier_build(out_dir, earlier)
         _list_written_files(out_dir, [out_dir / name for name in new_files])
         for name in new_files:
@@ -546,14 +601,21 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     ]
 
 
-def _pages(out_dir: Path) -> list[Path]:
-    """Every file in out_dir of the kinds a build writes: pages, PDFs and figures."""
-    return [
-        p
-        for p in out_dir.rglob("*")
-        if p.suffix in (".html", ".pdf", ".svg") and p.is_file()
-        and not any(part.startswith(STAGE_PREFIX) for part in p.relative_to(out_dir).parts)
-    ]  # fmt: skip
+def _files_a_build_writes(languages: list[tuple[str, Path, Path]]) -> list[Path]:
+    """The index, and every page and PDF a build of these lessons writes (figures aside).
+
+    languages: (lang, lesson folder, its folder in --out), as in build_all.
+    """
+    files = [languages[0][2] / "index.html"]
+    for _, source_dir, target_dir in languages:
+        for sources, folder in (
+            (source_dir, target_dir),
+            (source_dir / "answers", target_dir / "answers"),
+        ):
+            for source in sorted(sources.glob("*.md")):
+                files.append(folder / f"{source.stem}.html")
+                files += [folder / f"{source.stem}-{paper}.pdf" for paper in PAPERS]
+    return files
 
 
 def _list_written_files(out_dir: Path, written: list[Path]) -> None:
@@ -562,10 +624,27 @@ def _list_written_files(out_dir: Path, written: list[Path]) -> None:
     (out_dir / MARKER).write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
 
 
-def _check_out_dir(out_dir: Path, lessons_dir: Path) -> list[Path]:
-    """The files of an earlier build in out_dir (see _clear_earlier_build), or HandoutError
-    for a folder that must not be written to. Changes nothing."""
-    out, lessons = out_dir.resolve(), lessons_dir.resolve()
+def _is_build_file(name: str) -> bool:
+    """Could a build have written this name (relative to --out)? In its folders, of its kinds:
+    a damaged or hand-edited list names nothing else."""
+    path = PurePosixPath(name)
+    return path.parent.as_posix() in BUILD_FOLDERS and path.suffix in BUILD_SUFFIXES
+
+
+def _check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> list[Path]:
+    """The files of an earlier build in out_dir that a rebuild removes (see
+    _clear_earlier_build), or HandoutError for a folder that must not be written to.
+
+    this_build: the files a build of the current lessons writes (_files_a_build_writes).
+    Changes nothing.
+    """
+    if out_dir.is_symlink() and not out_dir.exists():
+        raise HandoutError(f"--out {out_dir} is a link that leads nowhere (to a missing "
+                           "folder, or round in a loop): give a folder")  # fmt: skip
+    try:
+        out, lessons = out_dir.resolve(), lessons_dir.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop further up the path
+        raise HandoutError(f"--out {out_dir}: its links cannot be followed (a loop?)") from None
     if out == lessons or lessons in out.parents:
         raise HandoutError(f"--out {out_dir} is inside the lesson folder {lessons_dir}: "
                            "choose a folder outside it (default: build/handouts)")  # fmt: skip
@@ -575,33 +654,41 @@ def _check_out_dir(out_dir: Path, lessons_dir: Path) -> list[Path]:
         return []  # new, empty, or holding only what a killed build left
     marker = out_dir / MARKER
     if marker.is_file():
-        return [out_dir / name for name in _read_lesson(marker).split("\n") if name]
+        names = _read_lesson(marker).split("\n")
+        return [out_dir / name for name in names if name and _is_build_file(name)]
     if "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
-        return _pages(out_dir)  # a build from before the list: its pages, PDFs, figures
+        # A build without its list: from before the list existed, or copied by
+        # `cp -r build/handouts/* site/` (hidden files stay behind) beside the teacher's own
+        # pages. What else it wrote is unknown, so only what this build writes is replaced.
+        return [path for path in this_build if path.is_file()]
     raise HandoutError(f"--out {out_dir} is not empty and holds no earlier build of the "
                        "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
 
 
 def _clear_earlier_build(out_dir: Path, earlier: list[Path]) -> None:
     """Remove what an earlier build wrote in out_dir (`_check_out_dir` lists it), and nothing
-    else.
+    else; then those of its folders that are left empty.
 
     The build lists its files in out_dir/.speclab-handouts. A folder that is not empty and
-    holds no such list (nor an index page from before the list existed) is not a build of
-    the handouts: it is refused, never cleaned, so `--out ~/Documents` cannot cost a file.
+    holds no such list (nor a build's index page) is not a build of the handouts: it is
+    refused, never cleaned, so `--out ~/Documents` cannot cost a file.
     """
     out = out_dir.resolve()
     marker = out_dir / MARKER
-    for path in earlier:
+    for path in earlier:  # a link out of out_dir (answers -> ~/Documents) is not followed
         if path.resolve().parent.is_relative_to(out) and path.is_file():
             path.unlink()
+    # Their folders are all BUILD_FOLDERS (answers, figures, zh...): _check_out_dir saw to it.
     for folder in sorted({path.parent for path in earlier}, key=lambda p: -len(p.parts)):
-        if folder != out_dir and folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
+        if folder != out_dir and folder.is_dir() and not folder.is_symlink():
+            if not any(folder.iterdir()):  # emptied by this clearing, or empty already
+                folder.rmdir()
     marker.unlink(missing_ok=True)
 
 
 def _text_or_empty(path: Path) -> str:
+    if not path.is_file():  # missing, or a named pipe that reading would wait on forever
+        return ""
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -682,7 +769,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {CHROMIUM} not found)"
-    print(f"{len(built)} pages, {n_pdfs} PDFs in {args.out}{note}; open {args.out / 'index.html'}")
+    where = f"in {args.out}{note}; open {args.out / 'index.html'}"
+    print(printable(f"{len(built)} pages, {n_pdfs} PDFs {where}"))
     return 0
 
 
