@@ -684,6 +684,21 @@ def test_output_to_a_full_disk_or_a_closed_stdout_is_a_message(tmp_path):
     assert closed.returncode == 0 and b"Traceback" not in closed.stderr, closed.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+@pytest.mark.parametrize("argv", [["--help"], ["demo", "--help"], []])
+def test_help_into_a_full_disk_is_a_message_not_a_silent_success(argv):
+    """argparse drops the OSError of printing its help; the command must not end in 0."""
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "speclab", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert result.stderr == b"speclab: [Errno 28] No space left on device\n"
+
+
 def test_ctrl_c_while_the_subcommands_are_imported_is_one_line(capsys, monkeypatch):
     def interrupted(name):
         raise KeyboardInterrupt

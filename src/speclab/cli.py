@@ -29,7 +29,13 @@ def build_parser():
     import argparse  # here, not at the top: see the module docstring
     import importlib
 
-    parser = argparse.ArgumentParser(prog="speclab", description=__doc__.splitlines()[0])
+    class Parser(argparse.ArgumentParser):  # subparsers are made of the same class
+        def _print_message(self, message, file=None):
+            # argparse drops an OSError here: `speclab --help > /dev/full` would end in 0
+            if message and (file or sys.stderr) is not None:
+                (file or sys.stderr).write(message)
+
+    parser = Parser(prog="speclab", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         try:
