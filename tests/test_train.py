@@ -818,6 +818,7 @@ def test_a_folder_that_cannot_be_locked_still_trains(tmp_path, monkeypatch, fail
     """Only a lock held by another training refuses: a file system without locks (ENOLCK),
     or a folder where no lock file can be made, trains (or exports) as before."""
     import errno
+    import os
 
     fcntl = pytest.importorskip("fcntl")
     from speclab.train import train
@@ -831,14 +832,14 @@ def test_a_folder_that_cannot_be_locked_still_trains(tmp_path, monkeypatch, fail
 
         monkeypatch.setattr(fcntl, "flock", no_locks)
     else:
-        real_open = Path.open
+        real_open = os.open
 
-        def read_only(self, *args, **kwargs):
-            if self.name == ".lock":
+        def read_only(path, *args, **kwargs):
+            if Path(os.fsdecode(path)).name == ".lock":
                 raise PermissionError(errno.EACCES, "Permission denied")
-            return real_open(self, *args, **kwargs)
+            return real_open(path, *args, **kwargs)
 
-        monkeypatch.setattr(Path, "open", read_only)
+        monkeypatch.setattr(os, "open", read_only)
     log = train(RECIPES["smoke"], run_dir, progress=False)
     assert log["history"][-1]["step"] == RECIPES["smoke"].steps
 
@@ -854,3 +855,83 @@ def test_tqdm_disable_silences_the_progress_bar(tmp_path):
         [*command, str(tmp_path / "shown")], capture_output=True, text=True, env=env
     )
     assert shown.returncode == 0 and "train:" in shown.stderr
+
+
+def test_the_lock_file_is_neither_emptied_nor_followed(tmp_path):
+    """A file already at run_dir/.lock keeps its bytes; a link there is refused, and the file
+    it points to is left as it is (it was once emptied)."""
+    pytest.importorskip("fcntl")
+    from dataclasses import replace
+
+    from speclab.train import train
+
+    one_step = replace(RECIPES["smoke"], steps=1)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / ".lock").write_text("kept\n")
+    train(one_step, plain, progress=False)
+    assert (plain / ".lock").read_text() == "kept\n"
+    essay = tmp_path / "essay.txt"
+    essay.write_text("my essay\n")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".lock").symlink_to(essay)
+    (tmp_path / "dangling").mkdir()
+    (tmp_path / "dangling" / ".lock").symlink_to(tmp_path / "nowhere.txt")
+    for run_dir in (linked, tmp_path / "dangling"):
+        with pytest.raises(ValueError, match=r"\.lock is a symbolic link; .* remove it"):
+            train(one_step, run_dir, progress=False)
+        assert not (run_dir / "checkpoint.npz").exists()
+    assert essay.read_text() == "my essay\n" and not (tmp_path / "nowhere.txt").exists()
+
+
+@pytest.mark.parametrize("n_ctx", [1, 2, 4, 8, 9])
+def test_a_context_too_small_for_the_copy_probes_is_refused_up_front(n_ctx):
+    """Below MIN_N_CTX the copy probes were empty (copy_gap NaN) or numpy failed inside them
+    ("high <= 0"), after the corpus was loaded; at MIN_N_CTX every probe has room."""
+    from speclab.train import MIN_N_CTX
+
+    with pytest.raises(ValueError, match=f"n_ctx={n_ctx}: must be at least {MIN_N_CTX}"):
+        with_overrides(RECIPES["smoke"], [f"n_ctx={n_ctx}", "n_seq=1"])
+    cfg = with_overrides(RECIPES["smoke"], [f"n_ctx={MIN_N_CTX}", f"n_seq={MIN_N_CTX}"])
+    val = np.frombuffer(Path(__file__).read_bytes() * 4, dtype=np.uint8)
+    params = init_params(GPTConfig(1, 2, 16, cfg.n_ctx), np.random.default_rng(0))
+    for far in (False, True):
+        probes = copy_probes(val, cfg.n_ctx, far=far)
+        assert len(probes) == 8 and all(len(text) <= cfg.n_ctx for text, _, _ in probes)
+        assert np.isfinite(copy_gap(params, cfg.n_head, probes)["gap"])
+
+
+def test_stage_1_rows_longer_than_the_context_are_refused():
+    with pytest.raises(ValueError, match="n_seq=256 .* longer than the context, n_ctx=128"):
+        with_overrides(RECIPES["target"], ["n_ctx=128"])
+    assert with_overrides(RECIPES["target"], ["n_ctx=128", "n_seq=128"]).n_seq == 128
+
+
+def test_a_symbolic_link_loop_or_a_dangling_link_as_a_path_is_one_line(tmp_path):
+    loop = tmp_path / "loop.npz"
+    loop.symlink_to(loop)
+    (tmp_path / "loop-dir").symlink_to(tmp_path / "loop-dir")
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing")
+    cases = [
+        (["--run-dir", tmp_path / "run", "--out", loop], "leads into a symbolic link loop"),
+        (["--run-dir", tmp_path / "loop-dir"], "leads into a symbolic link loop"),
+        (["--run-dir", tmp_path / "loop-dir" / "sub"], "leads into a symbolic link loop"),
+        (["--run-dir", tmp_path / "dangling"], "which does not exist; make that folder"),
+    ]
+    for args, message in cases:
+        result = run_train("smoke", "--smoke", *args)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "run").exists() and not (tmp_path / "missing").exists()
+    assert loop.is_symlink()
+
+
+def test_a_deeply_nested_checkpoint_record_is_called_damaged(tmp_path):
+    """json.loads raises RecursionError, not ValueError, on a record nested this deep."""
+    from speclab.train import load_checkpoint
+
+    checkpoint = tmp_path / "checkpoint.npz"
+    np.savez(checkpoint, record=np.array("[" * 100_000 + "]" * 100_000))
+    with pytest.raises(ValueError, match="damaged or not a speclab training checkpoint"):
+        load_checkpoint(checkpoint, RECIPES["smoke"])

@@ -28,6 +28,7 @@ import hashlib
 import json
 import keyword
 import math
+import os
 import platform
 import re
 import sys
@@ -408,6 +409,12 @@ def validation_bits_per_byte(params, cfg: TrainConfig, val: np.ndarray, n_rows: 
     return float(np.mean(losses) / np.log(2))
 
 
+# The smallest context a recipe may have: copy_probes' snippets are (n_ctx - 4) // 3 bytes at
+# most and half that at least, so with n_ctx below 10 they are empty (the copy gaps NaN) or
+# cannot be cut at all.
+MIN_N_CTX = 10
+
+
 def copy_probes(val: np.ndarray, n_ctx: int, n: int = 8, far: bool = False) -> list[tuple]:
     """Held-out copy probes: (bytes, first, second), the slices of the two occurrences.
 
@@ -637,8 +644,9 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                 raise ValueError("its running average of the weights does not match the parameters")
     except RecipeMismatch as error:
         raise ValueError(str(error)) from None
-    except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError,
+    except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError, RecursionError,
             json.JSONDecodeError, zipfile.BadZipFile) as error:  # fmt: skip
+        # RecursionError: a record nested deeper than json.loads can follow
         raise ValueError(
             f"{path} is damaged or not a speclab training checkpoint ({error}); {advice}"
         ) from None
@@ -721,14 +729,20 @@ def _only_run_in(run_dir: Path):
     except ImportError:
         yield
         return
-    try:
-        handle = (run_dir / ".lock").open("w")
-    except OSError:  # a read-only folder: nothing can write checkpoints there either
-        yield
+    lock = run_dir / ".lock"
+    try:  # no O_TRUNC, O_NOFOLLOW: a file or link put there is left as it is, and so is its
+        # target; O_NONBLOCK: a FIFO put there fails at once instead of waiting for a reader
+        fd = os.open(lock, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError:
+        if lock.is_symlink() or lock.exists() and not lock.is_file():
+            kind = "a symbolic link" if lock.is_symlink() else "not a file"
+            raise ValueError(f"{lock} is {kind}; training keeps its lock file there: remove it, "
+                             "or give another --run-dir") from None  # fmt: skip
+        yield  # a read-only folder: nothing can write checkpoints there either
         return
-    with handle:
+    try:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
             if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
                 yield  # a file system without locks (some network or FUSE mounts)
@@ -738,6 +752,8 @@ def _only_run_in(run_dir: Path):
                 "another --run-dir"
             ) from None
         yield
+    finally:
+        os.close(fd)
 
 
 def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict:
@@ -1003,6 +1019,14 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     for name in positive:
         if getattr(cfg, name) <= 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
+    if cfg.n_ctx < MIN_N_CTX:
+        raise ValueError(f"--set n_ctx={cfg.n_ctx}: must be at least {MIN_N_CTX}, the room "
+                         "a copy probe needs (text, a snippet, a blank line, the snippet "
+                         "again)")  # fmt: skip
+    if cfg.n_seq > cfg.n_ctx:  # else stage 1 would silently train on rows of n_ctx
+        raise ValueError(f"--set: n_seq={cfg.n_seq} (stage 1's row length) is longer than "
+                         f"the context, n_ctx={cfg.n_ctx}; --set n_seq={cfg.n_ctx} "
+                         "or less")  # fmt: skip
     fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
                  "block_fraction", "top_level_fraction", "few_letters_fraction")  # fmt: skip
     if not 0 <= cfg.loop_rows <= 64 or cfg.loop_weight < 0:
@@ -1033,6 +1057,16 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     if problem:  # trained for hours, then refused by every loader: say so before the first step
         raise ValueError(f"--set: speclab cannot load a model of this shape ({problem})")
     return cfg
+
+
+def _leads_into_a_loop(path: Path) -> bool:
+    """Whether path is, or goes through, a symbolic link loop. Such a path neither exists nor
+    can be made: mkdir says only "File exists", and pathlib's resolve() raises RuntimeError."""
+    try:
+        path.stat()
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def _out_problem(out: Path, run_dir: Path) -> str | None:
@@ -1076,6 +1110,17 @@ def run(args) -> int:
         print(printable(f"speclab train: {error}"), file=sys.stderr)
         return 2
     run_dir = args.run_dir or Path("runs") / name
+    for path in (run_dir, run_dir / "checkpoint.npz", args.out, args.init_from):
+        if path is not None and _leads_into_a_loop(path):
+            loop = f"{path} leads into a symbolic link loop (a link that points back to itself)"
+            print(printable(f"speclab train: {loop}; remove the link or give another path"),
+                  file=sys.stderr)  # fmt: skip
+            return 2
+    if run_dir.is_symlink() and not run_dir.exists():  # mkdir would say only "File exists"
+        print(printable(f"speclab train: --run-dir {run_dir} is a symbolic link to "
+              f"{os.readlink(run_dir)}, which does not exist; make that folder or give another "
+              "--run-dir"), file=sys.stderr)  # fmt: skip
+        return 2
     if run_dir.exists() and not run_dir.is_dir():
         print(
             printable(f"speclab train: --run-dir {run_dir} is a file; give a folder"),
