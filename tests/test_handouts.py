@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from speclab import cli, handouts
+from speclab.handout_folder import HandoutError
 from speclab.handouts import (
-    HandoutError,
     answer_leaks,
     build_all,
     build_page,

@@ -5,13 +5,8 @@
 `build/handouts/answers/NAME.html`, so a teacher can print the exercises without the
 answers. Where `/usr/bin/chromium` exists (Debian's package), each page is also printed to
 `NAME-a4.pdf` and `NAME-letter.pdf` by headless Chromium. `build/handouts/index.html`
-links everything. `--out` may name another folder: a new or empty one, or an earlier build,
-of which a rebuild removes only the files that build wrote (listed in `.speclab-handouts`);
-any other folder, or one inside the lessons, is refused untouched. An earlier build without
-that list (copied by `cp -r build/handouts/* site/`, which leaves hidden files behind) has
-only the files a build of the current lessons writes replaced: whatever else is beside them
-may be the teacher's own, so it stays. A rebuild that stops (a bad figure, Chromium failing,
-Ctrl-C) leaves the earlier build whole.
+links everything. Which folder `--out` may name, and what a rebuild removes there:
+`speclab.handout_folder`.
 
 Figures: a handout asks for a figure from `speclab.figures` with an image whose address
 starts with `figure:`, naming the function without its `_figure` suffix and giving its
@@ -51,9 +46,18 @@ import sys
 import tempfile
 import urllib.parse
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from speclab.cli import path_argument
+from speclab.handout_folder import (
+    STAGE_PREFIX,
+    TRANSLATED,
+    HandoutError,
+    check_out_dir,
+    clear_earlier_build,
+    list_written_files,
+    read_lesson,
+)
 from speclab.student_files import printable
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -61,8 +65,6 @@ PRINT_TIMEOUT_S = 120.0  # one page prints in seconds; a Chromium that hangs mus
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
 MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
-STAGE_PREFIX = ".speclab-building-"  # the folder a build is made in before it is moved
-MARKER = ".speclab-handouts"  # in the output folder: the files the last build wrote
 BLANK = re.compile(r"_{4,}")
 # Headings that open an answer section; they belong in lessons/answers/, not in a handout.
 ANSWER_HEADING = re.compile(r"^\s*(answer key|answers?|solutions?)\b", re.IGNORECASE)
@@ -70,16 +72,6 @@ EXERCISE_HEADING = re.compile(r"\s*exercise\b", re.IGNORECASE)  # printed on one
 MIN_SENTENCE_CHARS = 40  # shorter key sentences ("a) 3 squares.") may repeat a question
 
 
-TRANSLATED = ("zh", "fa")  # lessons/<lang>/ beside the English lessons/
-# The folders of --out a build writes into ("." is --out itself), and the kinds of file.
-BUILD_FOLDERS = (
-    ".",
-    "answers",
-    "figures",
-    *TRANSLATED,
-    *(f"{lang}/answers" for lang in TRANSLATED),
-)
-BUILD_SUFFIXES = (".html", ".pdf", ".svg")
 FONTS = {
     "en": '"DejaVu Sans", "Liberation Sans", Arial, sans-serif',
     "zh": '"Noto Sans CJK SC", "Noto Sans SC", "DejaVu Sans", sans-serif',
@@ -94,11 +86,6 @@ RTL_STYLE = """
 html[dir="rtl"] th, html[dir="rtl"] td { text-align: right; }
 html[dir="rtl"] code, html[dir="rtl"] pre { direction: ltr; unicode-bidi: isolate; }
 """
-
-
-class HandoutError(ValueError):
-    """A handout that cannot be built as asked (unknown figure, bad argument, leaked answers,
-    Chromium failing to print)."""
 
 
 STYLE = """
@@ -492,7 +479,7 @@ def build_page(
     lang: str = "en",
 ) -> Built:
     """One Markdown file -> out_dir/NAME.html (+ NAME-a4.pdf, NAME-letter.pdf when pdf)."""
-    markdown = _read_lesson(source)
+    markdown = read_lesson(source)
     title = page_title(markdown, source.stem)
     out_dir.mkdir(parents=True, exist_ok=True)
     figure_href = Path(*[".."] * len(out_dir.relative_to(figure_dir.parent).parts), "figures")
@@ -516,29 +503,13 @@ def build_page(
     return Built(source, html_path, tuple(pdfs), title)
 
 
-def _read_lesson(path: Path) -> str:
-    if path.exists() and not path.is_file():  # reading a named pipe would wait forever
-        raise HandoutError(
-            f"{path} is not a regular file (a folder, a pipe or a device): "
-            "a lesson is a Markdown text file"
-        )
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise HandoutError(
-            f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8"
-        ) from None
-    except OSError as error:
-        raise HandoutError(f"cannot read {path}: {error.strerror or error}") from None
-
-
 def check_no_answers(lessons_dir: Path) -> None:
     """Stop the build if any handout gives away its answer key (same file name in answers/)."""
     problems = []
     for handout in sorted(lessons_dir.glob("*.md")):
         key = lessons_dir / "answers" / handout.name
         if key.exists():
-            leaks = answer_leaks(_read_lesson(handout), _read_lesson(key))
+            leaks = answer_leaks(read_lesson(handout), read_lesson(key))
             problems += [f"{handout}: {leak}" for leak in leaks]
     if problems:
         raise HandoutError("handouts give answers away:\n" + "\n".join(problems))
@@ -561,7 +532,7 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     ]
     for _, source_dir, _ in languages:
         check_no_answers(source_dir)
-    earlier = _check_out_dir(out_dir, lessons_dir, _files_a_build_writes(languages))
+    earlier = check_out_dir(out_dir, lessons_dir, _files_a_build_writes(languages))
     # Built in a hidden folder inside out_dir (the same disk: a move is a rename), then moved
     # in: a build that stops halfway (a bad figure, Ctrl-C) leaves the earlier build whole.
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -584,8 +555,8 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
             ]
         write_index(built, stage)
         new_files = [path.relative_to(stage) for path in stage.rglob("*") if path.is_file()]
-        _clear_earlier_build(out_dir, earlier)
-        _list_written_files(out_dir, [out_dir / name for name in new_files])
+        clear_earlier_build(out_dir, earlier)
+        list_written_files(out_dir, [out_dir / name for name in new_files])
         for name in new_files:
             (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
             (stage / name).replace(out_dir / name)
@@ -616,83 +587,6 @@ def _files_a_build_writes(languages: list[tuple[str, Path, Path]]) -> list[Path]
                 files.append(folder / f"{source.stem}.html")
                 files += [folder / f"{source.stem}-{paper}.pdf" for paper in PAPERS]
     return files
-
-
-def _list_written_files(out_dir: Path, written: list[Path]) -> None:
-    """out_dir/.speclab-handouts: the pages, PDFs and figures a build wrote, for the next one."""
-    names = sorted({path.relative_to(out_dir).as_posix() for path in written})
-    (out_dir / MARKER).write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
-
-
-def _is_build_file(name: str) -> bool:
-    """Could a build have written this name (relative to --out)? In its folders, of its kinds:
-    a damaged or hand-edited list names nothing else."""
-    path = PurePosixPath(name)
-    return path.parent.as_posix() in BUILD_FOLDERS and path.suffix in BUILD_SUFFIXES
-
-
-def _check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> list[Path]:
-    """The files of an earlier build in out_dir that a rebuild removes (see
-    _clear_earlier_build), or HandoutError for a folder that must not be written to.
-
-    this_build: the files a build of the current lessons writes (_files_a_build_writes).
-    Changes nothing.
-    """
-    if out_dir.is_symlink() and not out_dir.exists():
-        raise HandoutError(f"--out {out_dir} is a link that leads nowhere (to a missing "
-                           "folder, or round in a loop): give a folder")  # fmt: skip
-    try:
-        out, lessons = out_dir.resolve(), lessons_dir.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop further up the path
-        raise HandoutError(f"--out {out_dir}: its links cannot be followed (a loop?)") from None
-    if out == lessons or lessons in out.parents:
-        raise HandoutError(f"--out {out_dir} is inside the lesson folder {lessons_dir}: "
-                           "choose a folder outside it (default: build/handouts)")  # fmt: skip
-    if out_dir.exists() and not out_dir.is_dir():
-        raise HandoutError(f"--out {out_dir} is a file, not a folder")
-    if not out_dir.is_dir() or all(p.name.startswith(STAGE_PREFIX) for p in out_dir.iterdir()):
-        return []  # new, empty, or holding only what a killed build left
-    marker = out_dir / MARKER
-    if marker.is_file():
-        names = _read_lesson(marker).split("\n")
-        return [out_dir / name for name in names if name and _is_build_file(name)]
-    if "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
-        # A build without its list: from before the list existed, or copied by
-        # `cp -r build/handouts/* site/` (hidden files stay behind) beside the teacher's own
-        # pages. What else it wrote is unknown, so only what this build writes is replaced.
-        return [path for path in this_build if path.is_file()]
-    raise HandoutError(f"--out {out_dir} is not empty and holds no earlier build of the "
-                       "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
-
-
-def _clear_earlier_build(out_dir: Path, earlier: list[Path]) -> None:
-    """Remove what an earlier build wrote in out_dir (`_check_out_dir` lists it), and nothing
-    else; then those of its folders that are left empty.
-
-    The build lists its files in out_dir/.speclab-handouts. A folder that is not empty and
-    holds no such list (nor a build's index page) is not a build of the handouts: it is
-    refused, never cleaned, so `--out ~/Documents` cannot cost a file.
-    """
-    out = out_dir.resolve()
-    marker = out_dir / MARKER
-    for path in earlier:  # a link out of out_dir (answers -> ~/Documents) is not followed
-        if path.resolve().parent.is_relative_to(out) and path.is_file():
-            path.unlink()
-    # Their folders are all BUILD_FOLDERS (answers, figures, zh...): _check_out_dir saw to it.
-    for folder in sorted({path.parent for path in earlier}, key=lambda p: -len(p.parts)):
-        if folder != out_dir and folder.is_dir() and not folder.is_symlink():
-            if not any(folder.iterdir()):  # emptied by this clearing, or empty already
-                folder.rmdir()
-    marker.unlink(missing_ok=True)
-
-
-def _text_or_empty(path: Path) -> str:
-    if not path.is_file():  # missing, or a named pipe that reading would wait on forever
-        return ""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def write_index(built: list[Built], out_dir: Path) -> Path:

@@ -1,0 +1,134 @@
+"""The output folder of `speclab handouts`: which folder a build may write into, and what a
+rebuild removes there, so that `--out` never costs a teacher a file of their own.
+
+`--out` may name another folder than `build/handouts`: a new or empty one, or an earlier
+build, of which a rebuild removes only the files that build wrote (listed in
+`.speclab-handouts`); any other folder, or one inside the lessons, is refused untouched. An
+earlier build without that list (copied by `cp -r build/handouts/* site/`, which leaves
+hidden files behind) has only the files a build of the current lessons writes replaced:
+whatever else is beside them may be the teacher's own, so it stays. A rebuild that stops (a
+bad figure, Chromium failing, Ctrl-C) leaves the earlier build whole: `speclab.handouts`
+builds in a hidden `.speclab-building-*` folder inside `--out` and moves the files in only
+once every page is made.
+
+`HandoutError`, `read_lesson` and `TRANSLATED` are defined here, below `speclab.handouts`
+(which imports them from here), because these rules raise the first, read the list with
+the second and know the folders of the third.
+
+Left out: two builds into one folder at the same time (the second removes the first's
+hidden folder).
+"""
+
+from pathlib import Path, PurePosixPath
+
+STAGE_PREFIX = ".speclab-building-"  # the folder a build is made in before it is moved
+MARKER = ".speclab-handouts"  # in the output folder: the files the last build wrote
+TRANSLATED = ("zh", "fa")  # lessons/<lang>/ beside the English lessons/
+# The folders of --out a build writes into ("." is --out itself), and the kinds of file.
+BUILD_FOLDERS = (
+    ".",
+    "answers",
+    "figures",
+    *TRANSLATED,
+    *(f"{lang}/answers" for lang in TRANSLATED),
+)
+BUILD_SUFFIXES = (".html", ".pdf", ".svg")
+
+
+class HandoutError(ValueError):
+    """A handout that cannot be built as asked (unknown figure, bad argument, leaked answers,
+    Chromium failing to print)."""
+
+
+def read_lesson(path: Path) -> str:
+    if path.exists() and not path.is_file():  # reading a named pipe would wait forever
+        raise HandoutError(
+            f"{path} is not a regular file (a folder, a pipe or a device): "
+            "a lesson is a Markdown text file"
+        )
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise HandoutError(
+            f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8"
+        ) from None
+    except OSError as error:
+        raise HandoutError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def list_written_files(out_dir: Path, written: list[Path]) -> None:
+    """out_dir/.speclab-handouts: the pages, PDFs and figures a build wrote, for the next one."""
+    names = sorted({path.relative_to(out_dir).as_posix() for path in written})
+    (out_dir / MARKER).write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
+
+
+def _is_build_file(name: str) -> bool:
+    """Could a build have written this name (relative to --out)? In its folders, of its kinds:
+    a damaged or hand-edited list names nothing else."""
+    path = PurePosixPath(name)
+    return path.parent.as_posix() in BUILD_FOLDERS and path.suffix in BUILD_SUFFIXES
+
+
+def check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> list[Path]:
+    """The files of an earlier build in out_dir that a rebuild removes (see
+    clear_earlier_build), or HandoutError for a folder that must not be written to.
+
+    this_build: the files a build of the current lessons writes (`_files_a_build_writes` in
+    speclab.handouts).
+    Changes nothing.
+    """
+    if out_dir.is_symlink() and not out_dir.exists():
+        raise HandoutError(f"--out {out_dir} is a link that leads nowhere (to a missing "
+                           "folder, or round in a loop): give a folder")  # fmt: skip
+    try:
+        out, lessons = out_dir.resolve(), lessons_dir.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop further up the path
+        raise HandoutError(f"--out {out_dir}: its links cannot be followed (a loop?)") from None
+    if out == lessons or lessons in out.parents:
+        raise HandoutError(f"--out {out_dir} is inside the lesson folder {lessons_dir}: "
+                           "choose a folder outside it (default: build/handouts)")  # fmt: skip
+    if out_dir.exists() and not out_dir.is_dir():
+        raise HandoutError(f"--out {out_dir} is a file, not a folder")
+    if not out_dir.is_dir() or all(p.name.startswith(STAGE_PREFIX) for p in out_dir.iterdir()):
+        return []  # new, empty, or holding only what a killed build left
+    marker = out_dir / MARKER
+    if marker.is_file():
+        names = read_lesson(marker).split("\n")
+        return [out_dir / name for name in names if name and _is_build_file(name)]
+    if "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
+        # A build without its list: from before the list existed, or copied by
+        # `cp -r build/handouts/* site/` (hidden files stay behind) beside the teacher's own
+        # pages. What else it wrote is unknown, so only what this build writes is replaced.
+        return [path for path in this_build if path.is_file()]
+    raise HandoutError(f"--out {out_dir} is not empty and holds no earlier build of the "
+                       "handouts: choose a new or empty folder (nothing was changed)")  # fmt: skip
+
+
+def clear_earlier_build(out_dir: Path, earlier: list[Path]) -> None:
+    """Remove what an earlier build wrote in out_dir (`check_out_dir` lists it), and nothing
+    else; then those of its folders that are left empty.
+
+    The build lists its files in out_dir/.speclab-handouts. A folder that is not empty and
+    holds no such list (nor a build's index page) is not a build of the handouts: it is
+    refused, never cleaned, so `--out ~/Documents` cannot cost a file.
+    """
+    out = out_dir.resolve()
+    marker = out_dir / MARKER
+    for path in earlier:  # a link out of out_dir (answers -> ~/Documents) is not followed
+        if path.resolve().parent.is_relative_to(out) and path.is_file():
+            path.unlink()
+    # Their folders are all BUILD_FOLDERS (answers, figures, zh...): check_out_dir saw to it.
+    for folder in sorted({path.parent for path in earlier}, key=lambda p: -len(p.parts)):
+        if folder != out_dir and folder.is_dir() and not folder.is_symlink():
+            if not any(folder.iterdir()):  # emptied by this clearing, or empty already
+                folder.rmdir()
+    marker.unlink(missing_ok=True)
+
+
+def _text_or_empty(path: Path) -> str:
+    if not path.is_file():  # missing, or a named pipe that reading would wait on forever
+        return ""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
