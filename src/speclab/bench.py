@@ -1,11 +1,11 @@
-"""Benchmarks: what one forward of the model costs, measured honestly (lessons 04 and 06).
+"""Benchmarks: what one forward of the model costs, measured honestly (lessons 04, 04b, 06).
 
-Lesson 04 asks why decoding is slow and why verifying k drafted tokens at once is cheap:
-`forward_cost` times one cached forward over n_new = 1..16 new positions after a fixed
-n_past; `cache_vs_recompute` times the next token with and without the KV cache;
-`step_breakdown` splits one decoding step into matrix products, attention, elementwise
-work and Python overhead; `width_sweep` repeats the cost curve for random models up to
-GPT-2 small's width (768). `roofline_time` is a *model* of a GPU forward (weights read
+Lesson 04 asks why decoding is slow and why verifying k drafted tokens at once costs less
+than k steps: `forward_cost` times one cached forward over n_new = 1..16 new positions
+after a fixed n_past; `cache_vs_recompute` times the next token with and without the KV
+cache. Lesson 04b asks where the time goes: `step_breakdown` splits one decoding step into
+matrix products, attention, elementwise work and Python overhead; `width_sweep` repeats the
+cost curve for random models up to GPT-2 small's width (768). `roofline_time` is a *model* of a GPU forward (weights read
 once per forward at a memory bandwidth, against arithmetic at a peak rate) whose numbers
 are assumptions the caller states. `speclab bench forward` runs the measurements and
 saves them with a record of the machine.

@@ -19,7 +19,7 @@ decoding must pick exactly the token plain greedy decoding picks, and a forward 
 several positions may round differently from one over a single position (BLAS takes other
 code paths). In float64 those differences are ~1e-16 of the logits, so two candidates would
 have to tie to ~15 digits to swap; in float32 (~1e-7) near-ties do happen in long runs.
-For a model this small the wider dtype costs little time (lesson 04 measures it).
+The wider dtype costs time (lesson 04b measures how much); exact agreement is worth it here.
 
 Left out: dropout, training (see `speclab.train`, which has its own forward and backward
 and is checked against this one), batching of several sequences, and BPE.

@@ -104,7 +104,7 @@ def init_params(config: GPTConfig, rng: np.random.Generator, dtype=np.float32) -
 
 
 def random_model(config: GPTConfig, rng: np.random.Generator, dtype=np.float64) -> Model:
-    """An untrained model: for shape and timing experiments (lesson 04's width slider)."""
+    """An untrained model: for shape and timing experiments (lesson 04b's width slider)."""
     params = init_params(config, rng, dtype=dtype)
     return Model(config, params, {"trained": False}, name="random")
 

@@ -1,9 +1,9 @@
 """Figures of what things cost in time: one forward (lesson 04), speculation (lesson 06).
 
-Lesson 04 (measured by speclab.bench): `forward_cost_figure` (one forward against n_new,
-in ms and as a ratio), `cache_figure` (next token with and without the KV cache),
-`breakdown_figure` (where one forward's time goes) and `roofline_figure` (a labelled model
-of a GPU forward). Lesson 06 (a `speclab bench decode` report): `predicted_vs_measured_figure`,
+Lessons 04 and 04b (measured by speclab.bench): `forward_cost_figure` (one forward against
+n_new, in ms and as a ratio), `cache_figure` (next token with and without the KV cache),
+then 04b's `breakdown_figure` (where one forward's time goes) and `roofline_figure` (a
+labelled model of a GPU forward). Lesson 06 (a `speclab bench decode` report): `predicted_vs_measured_figure`,
 `k_speedup_figure`, `time_per_token_figure` (where the time goes and why speculation loses)
 and `boundary_figure` (speedup over alpha with and without the verify cost).
 """
@@ -137,7 +137,7 @@ def cache_figure(result: dict) -> Figure:
 
 
 def breakdown_figure(breakdowns: Sequence) -> Figure:
-    """Lesson 04: where one forward's time goes, per part, for each n_new measured.
+    """Lesson 04b: where one forward's time goes, per part, for each n_new measured.
 
     breakdowns: speclab.bench.StepBreakdown records (same parts). Bars are grouped per
     part, one per n_new, told apart by hatching and a label as well as colour; each bar
@@ -171,7 +171,7 @@ def breakdown_figure(breakdowns: Sequence) -> Figure:
 def roofline_figure(
     n_params: int, bytes_per_param: float, bandwidth: float, peak_flops: float, name: str
 ) -> Figure:
-    """Lesson 04: the roofline MODEL of one GPU forward against n_new (assumed numbers).
+    """Lesson 04b: the roofline MODEL of one GPU forward against n_new (assumed numbers).
 
     Time = max(weights read once / bandwidth, 2 * n_params * n_new / peak). The assumed
     numbers are written on the figure, which is labelled as a model, not a measurement.

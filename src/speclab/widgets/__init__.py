@@ -5,7 +5,7 @@ modules only), split by idea like speclab.figures; every widget is importable fr
 - `base`: what every widget shares (shown by evaluating it, figures as PNG);
 - `symbolic`: `QuizGame` (lesson 01), `PathExplorer` (02), `SpeedupExplorer` (03);
 - `next_token`: `NextTokenExplorer` (lesson 03b);
-- `costs`: `WidthExplorer` (lesson 04), `BoundaryExplorer` (06);
+- `costs`: `WidthExplorer` (lesson 04b), `BoundaryExplorer` (06);
 - `traces`: `SpeculativeExplorer` and `DrafterGame` (lesson 05);
 - `sampling`: `SamplingRuleExplorer` (lesson 07).
 

@@ -1,6 +1,6 @@
-"""Widgets of what things cost: one forward by width (lesson 04), the break-even (lesson 06).
+"""Widgets of what things cost: one forward by width (lesson 04b), the break-even (lesson 06).
 
-- `WidthExplorer` (lesson 04): a width slider (128..768) that re-measures the cost of one
+- `WidthExplorer` (lesson 04b): a width slider (128..768) that re-measures the cost of one
   forward over 1..16 new positions for a random model, to see how the cost of extra
   positions changes with width.
 - `BoundaryExplorer` (lesson 06): sliders for k, the draft cost c and the verify cost per
@@ -18,7 +18,7 @@ from speclab.widgets.base import Shown, figure_png
 
 
 class WidthExplorer(Shown):
-    """Lesson 04: a width slider that re-measures the forward-cost curve of a random model.
+    """Lesson 04b: a width slider that re-measures the forward-cost curve of a random model.
 
     Moving the slider builds a random GPT-2-shaped model of that width (heads of 64, as in
     GPT-2; `n_layer` blocks) and times one cached forward over each n_new, interleaved
