@@ -1,6 +1,6 @@
 """Where a target fails to copy: teacher-forced, byte by byte, on the copy test's functions.
 
-For each held-out function of `speclab.train.held_out_functions` (the copy test of
+For each held-out function of `speclab.copy_metrics.held_out_functions` (the copy test of
 benchmarks/model_report.py), the text is function + blank line + the function again; one
 forward gives the target's choice (argmax) at every byte of the repeat after its first line.
 Printed: the share of those bytes the target would copy right, and its first mistakes
@@ -33,16 +33,10 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.backprop import attention_maps
+    from speclab.copy_metrics import copy_probes, held_out_functions
+    from speclab.corpus import LETTERS, context_needs, few_letters, load_corpus
     from speclab.gpt import forward
     from speclab.paths import weights_dir
-    from speclab.train import (
-        LETTERS,
-        context_needs,
-        copy_probes,
-        few_letters,
-        held_out_functions,
-        load_corpus,
-    )
     from speclab.weights import load
 
 
@@ -92,7 +86,7 @@ def heads(model, pieces: list[bytes], separator: bytes) -> np.ndarray:
 def random_letters(model, rng, n: int = 6, length: int = 150, few: bool = False) -> float:
     """Teacher-forced share copied right of 150 random letters repeated after a blank line:
     copying with no help from what code usually says. few: text in 2-4 letters instead
-    (`speclab.train.few_letters`, `length` / 2 to `length` bytes), where half the bytes need
+    (`speclab.corpus.few_letters`, `length` / 2 to `length` bytes), where half the bytes need
     5 or more bytes of context to be known."""
     shares = []
     for _ in range(n):

@@ -21,15 +21,10 @@ from speclab.cli import importing, run_script, text_path_argument
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
+    from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
+    from speclab.corpus import context_needed, load_corpus
     from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
     from speclab.paths import weights_dir
-    from speclab.train import (
-        context_needed,
-        copy_score,
-        copy_test_prompts,
-        held_out_functions,
-        load_corpus,
-    )
     from speclab.weights import load
 
 

@@ -10,9 +10,10 @@ from speclab.cli import importing, run_script, text_path_argument
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
+    from speclab.copy_metrics import copy_gap, copy_probes, copy_score, held_out_functions
+    from speclab.corpus import load_corpus
     from speclab.decoding import greedy_decode
     from speclab.tokenizer import decode, encode
-    from speclab.train import copy_gap, copy_probes, copy_score, held_out_functions, load_corpus
     from speclab.weights import load, load_draft, load_target
 
 PROMPT = "def is_even(number):\n    "

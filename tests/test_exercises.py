@@ -1018,8 +1018,8 @@ def test_copy_test_needs_a_long_match_where_code_repeats_itself(tmp_path):
     matching 15 bytes, every window of this function is unique, so it copies it whole."""
     import numpy as np
 
+    from speclab.copy_metrics import copy_test_prompts
     from speclab.gpt import GPTConfig
-    from speclab.train import copy_test_prompts
     from speclab.weights import init_params, save
 
     script, needs = _copy_test_needs()
@@ -1045,7 +1045,8 @@ def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
 
     import numpy as np
 
-    from speclab.train import copy_score, copy_test_prompts, held_out_functions, load_corpus
+    from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
+    from speclab.corpus import load_corpus
     from speclab.weights import load_target
 
     _, needs = _copy_test_needs()
@@ -1091,7 +1092,8 @@ def test_copy_test_needs_all_takes_every_held_out_function(tmp_path):
     the 15-byte copier's figure the one computed here with the script's own copier."""
     import numpy as np
 
-    from speclab.train import copy_test_prompts, held_out_functions, load_corpus
+    from speclab.copy_metrics import copy_test_prompts, held_out_functions
+    from speclab.corpus import load_corpus
 
     script, needs = _copy_test_needs()
     corpus = load_corpus()
@@ -1120,7 +1122,8 @@ def test_readme_places_the_target_among_perfect_copiers_on_all_held_out_function
 
     import numpy as np
 
-    from speclab.train import copy_score, copy_test_prompts, held_out_functions, load_corpus
+    from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
+    from speclab.corpus import load_corpus
     from speclab.weights import load_target
 
     _, needs = _copy_test_needs()
@@ -1162,7 +1165,8 @@ def test_readme_bounds_the_copy_gap_by_the_first_occurrence_as_measured():
     it quotes are the shipped target's, recomputed here on the same probes."""
     import numpy as np
 
-    from speclab.train import copy_gap, copy_probes, load_corpus
+    from speclab.copy_metrics import copy_gap, copy_probes
+    from speclab.corpus import load_corpus
     from speclab.weights import load_target
 
     model = load_target(dtype=np.float32)

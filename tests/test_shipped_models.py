@@ -100,8 +100,9 @@ def test_readme_states_the_shipped_models_figures(target):
 def test_readme_states_the_copy_test_as_the_shipped_target_takes_it_now(target):
     """The copy test measured afresh (the weights' record holds the earlier test's figures:
     its seventh function was one the training files hold), and on all the held-out functions."""
+    from speclab.copy_metrics import copy_score, held_out_functions
+    from speclab.corpus import load_corpus
     from speclab.paths import repo_root
-    from speclab.train import copy_score, held_out_functions, load_corpus
 
     readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
     corpus = load_corpus()

@@ -1,5 +1,6 @@
-"""speclab.train: the recipe and its stages, copy documents and probes, the copy gap against
-the inference forward, checkpoints that resume (or refuse, with a message), the command."""
+"""speclab.train and what it draws on (speclab.recipe, speclab.corpus, speclab.copy_metrics):
+the recipe and its stages, copy documents and probes, the copy gap against the inference
+forward, checkpoints that resume (or refuse, with a message), the command."""
 
 import subprocess
 import sys
@@ -8,21 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from speclab.copy_metrics import copy_gap, copy_probes
+from speclab.corpus import batch, copy_document, small_edit
 from speclab.gpt import GPTConfig, forward
-from speclab.train import (
-    RECIPES,
-    TrainConfig,
-    batch,
-    copy_document,
-    copy_gap,
-    copy_probes,
-    learning_rate,
-    loop_penalty,
-    own_loops,
-    row_length,
-    small_edit,
-    with_overrides,
-)
+from speclab.recipe import RECIPES, TrainConfig
+from speclab.train import learning_rate, loop_penalty, own_loops, row_length, with_overrides
 from speclab.weights import flatten, init_params, load
 
 
@@ -440,7 +431,7 @@ def test_init_from_refuses_a_missing_file_a_used_run_dir_and_another_shape(tmp_p
 
 
 def test_scrambled_names_are_random_but_the_same_everywhere():
-    from speclab.train import scramble_names
+    from speclab.corpus import scramble_names
 
     piece = b"def moving_average(values, window):\n    return sum(values[:window]) / window\n"
     out = scramble_names(piece, np.random.default_rng(5))
@@ -453,7 +444,8 @@ def test_scrambled_names_are_random_but_the_same_everywhere():
 
 
 def test_few_letter_pieces_cannot_be_copied_from_the_last_few_bytes():
-    from speclab.train import TrainConfig, copy_document, few_letters
+    from speclab.corpus import copy_document, few_letters
+    from speclab.recipe import TrainConfig
 
     rng = np.random.default_rng(4)
     needs_five = []
@@ -476,7 +468,7 @@ def test_few_letter_pieces_cannot_be_copied_from_the_last_few_bytes():
 
 
 def test_blocks_are_whole_dedented_lines_with_consistent_indentation():
-    from speclab.train import block
+    from speclab.corpus import block
 
     source = b"".join(
         f"class C{i}:\n    def m(self, x):\n        y = x * {i}\n        return y\n\n".encode()
@@ -656,8 +648,9 @@ def test_init_from_a_shallower_weights_file_trains_the_grown_model(tmp_path):
 def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
     """The copy test against an uncached forward: the bytes counted are those plain argmax
     reproduces, and the recorded first mistake is that forward's argmax and probabilities."""
+    from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
+    from speclab.corpus import load_corpus
     from speclab.gpt import softmax
-    from speclab.train import copy_score, copy_test_prompts, held_out_functions, load_corpus
     from speclab.weights import load_target
 
     model = load_target()
@@ -685,7 +678,8 @@ def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
 def test_the_copy_tests_eight_functions_are_spread_over_all_the_held_out_ones():
     """model_report's wider copy test (n=None) holds the 8 at an even stride, and only
     top-level functions of 120-400 bytes from the validation files, none from training."""
-    from speclab.train import held_out_functions, load_corpus
+    from speclab.copy_metrics import held_out_functions
+    from speclab.corpus import load_corpus
 
     corpus = load_corpus()
     val, train = corpus["val"], corpus["train"]
@@ -699,7 +693,7 @@ def test_the_copy_tests_eight_functions_are_spread_over_all_the_held_out_ones():
 
 
 def test_context_needed_is_the_shortest_match_that_settles_the_next_byte():
-    from speclab.train import context_needed
+    from speclab.corpus import context_needed
 
     text = b"ab_x ab_y cb_x"
     assert context_needed(text, 13) == 3  # "_" and "b_" are followed by x and y; "cb_" by x
@@ -709,7 +703,7 @@ def test_context_needed_is_the_shortest_match_that_settles_the_next_byte():
 
 
 def test_context_needs_gives_context_needed_at_every_byte():
-    from speclab.train import context_needed, context_needs
+    from speclab.corpus import context_needed, context_needs
 
     rng = np.random.default_rng(0)
     alphabet = np.frombuffer(b"ab \n", dtype=np.uint8)  # few letters: long matches are common
@@ -722,7 +716,7 @@ def test_context_needs_gives_context_needed_at_every_byte():
 def test_weighted_batches_weigh_exactly_the_hard_bytes_of_verbatim_repeats(n_seq):
     import inspect
 
-    from speclab.train import context_needed, copy_document_parts
+    from speclab.corpus import context_needed, copy_document_parts
 
     text = np.frombuffer(Path(inspect.__file__).read_bytes(), dtype=np.uint8)  # real code
     cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=0.7, interleave_fraction=0.5,
@@ -889,7 +883,7 @@ def test_the_lock_file_is_neither_emptied_nor_followed(tmp_path):
 def test_a_context_too_small_for_the_copy_probes_is_refused_up_front(n_ctx):
     """Below MIN_N_CTX the copy probes were empty (copy_gap NaN) or numpy failed inside them
     ("high <= 0"), after the corpus was loaded; at MIN_N_CTX every probe has room."""
-    from speclab.train import MIN_N_CTX
+    from speclab.copy_metrics import MIN_N_CTX
 
     with pytest.raises(ValueError, match=f"n_ctx={n_ctx}: must be at least {MIN_N_CTX}"):
         with_overrides(RECIPES["smoke"], [f"n_ctx={n_ctx}", "n_seq=1"])

@@ -2,18 +2,15 @@
 
 Used to make `data/weights/target.npz` and `draft.npz` (lessons 04–07); `speclab train`
 runs it. The gradients come from speclab.backprop (each layer's forward and backward side
-by side, as in micrograd); this module holds the recipe, the corpus, the optimiser, the
-copy metrics, the checkpoints and the command.
-
-Corpus: the Python standard library source of the running interpreter (every Python
-install has it; PSF licence), split into training and validation by file. Plain source
-alone does not teach a model this small to copy from its context, and copying is what
-prompt-lookup speculation feeds on, so a share of the training rows are "copy documents":
-a snippet, a separator, then the snippet again, verbatim or with one identifier renamed.
+by side, as in micrograd); this module holds the loop penalty, the optimiser, the
+checkpoints, the averaging of the weights, the export and the command. Elsewhere: the recipe
+(`TrainConfig`, RECIPES) in speclab.recipe; the corpus, its copy documents and batches in
+speclab.corpus; the copy gap and the copy test, measured at every validation, in
+speclab.copy_metrics.
 
 Two optional parts of a recipe act on what the lessons' prompts look like: rows that start at
-a top-level line (short prompts are file tops), and an unlikelihood penalty on the model's
-own greedy loops (`loop_rows`).
+a top-level line (short prompts are file tops; speclab.corpus cuts them), and an
+unlikelihood penalty on the model's own greedy loops (`loop_rows`).
 
 Optimiser: AdamW (Loshchilov & Hutter 2019) with linear warm-up, cosine decay, and
 gradient clipping by global norm. Randomness comes from one seeded np.random.Generator
@@ -24,18 +21,14 @@ Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is
 
 import contextlib
 import errno
-import hashlib
 import json
-import keyword
 import math
 import os
 import platform
-import re
 import sys
-import sysconfig
 import time
 import zipfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -43,262 +36,18 @@ import numpy as np
 from speclab.backprop import (
     loss_and_grads,
     loss_and_grads_forward_only,
-    token_losses,
     unlikelihood_and_grads,
 )
 from speclab.cli import path_argument
+from speclab.copy_metrics import MIN_N_CTX, copy_gap, copy_probes, copy_score, held_out_functions
+from speclab.corpus import batch, load_corpus
 from speclab.gpt import GPTConfig
-from speclab.kv_cache import KVCache
+from speclab.recipe import RECIPES, TrainConfig
 from speclab.report_files import writable_folder
 from speclab.student_files import printable
 from speclab.weights import check_params, config_problem, flatten, init_params, save, unflatten
 
-# --- the recipe -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    n_layer: int = 4  # model shape, as in GPTConfig
-    n_head: int = 4
-    n_embd: int = 128
-    n_ctx: int = 1024
-    steps: int = 6000  # optimiser steps planned (the schedule spans them)
-    batch_tokens: int = 4096  # tokens per step: n_batch * n_seq
-    n_seq: int = 256  # stage 1: rows of n_seq bytes, always at positions 0 .. n_seq - 1
-    short_steps: int = 2000  # stage 1 length; after it, rows of n_ctx at positions 0 .. n_ctx - 1
-    lr: float = 3e-3  # peak learning rate
-    min_lr_ratio: float = 0.1  # the cosine ends at lr * min_lr_ratio
-    warmup: int = 200  # linear warm-up steps
-    weight_decay: float = 0.1  # AdamW decay on matrices (not biases or gains)
-    grad_clip: float = 1.0  # global gradient norm limit
-    copy_fraction: float = 0.5  # share of rows made of copy documents
-    verbatim_fraction: float = 0.5  # share of copies repeated verbatim (the rest: one rename)
-    interleave_fraction: float = 0.0  # share of copies with other text between the two
-    scramble_fraction: float = 0.0  # share of copies whose names are random letters
-    block_fraction: float = 0.0  # share of copied pieces that are whole blocks, dedented
-    few_letters_fraction: float = 0.0  # share of copied pieces that are random, of 2-4 letters
-    top_level_fraction: float = 0.0  # share of plain rows that start at a top-level line
-    loop_rows: int = 0  # rows a step of the model's own greedy text, its loops penalised
-    loop_weight: float = 1.0  # the loop penalty's weight beside the cross-entropy
-    hard_copy_weight: float = 1.0  # loss weight of a verbatim repeat's hard bytes (1: off)
-    hard_copy_bytes: int = 5  # hard: a copier must match this many bytes back or more
-    val_every: int = 250  # steps between validation and checkpoint
-    average_from: int = 0  # export the mean of the weights at each validation from here (0: off)
-    seed: int = 0
-    max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
-
-
-# Why two stages and no position offsets: a model this small learns to copy (an induction
-# head) only after a plateau of about a thousand steps, and the plateau ends sooner when the
-# same position ids recur in every row. Rows placed at random offsets over the whole context
-# (an earlier recipe) spread the position embeddings thin and showed no copying after 12,000
-# steps; rows of 256 always at positions 0..255 copy after about 1,200-1,600 steps, and the
-# skill carries over to the full context within a few hundred steps of full-length rows.
-# The copy documents of the shipped models: whole blocks (dedented) copied 9 times in 10
-# verbatim, half of them with other text between the two, and plain rows that start at a
-# top-level line (docs/model-history.md: what each of these changed, measured). The shipped
-# target went on from step 9,000 to 13,000 with --set hard_copy_weight=32 (README).
-COPYING = dict(copy_fraction=0.5, verbatim_fraction=0.9, interleave_fraction=0.5,
-               block_fraction=1.0, top_level_fraction=1.0)  # fmt: skip
-RECIPES = {
-    "target": TrainConfig(steps=6000, **COPYING),
-    "draft": TrainConfig(n_layer=2, n_head=4, n_embd=64, steps=5000, lr=4e-3, **COPYING),
-    "smoke": TrainConfig(
-        n_layer=1, n_head=2, n_embd=16, n_ctx=64, steps=6, batch_tokens=128, n_seq=32,
-        short_steps=3, warmup=2, val_every=3, max_corpus_bytes=200_000,
-    ),
-}  # fmt: skip
-
-
-# --- corpus -----------------------------------------------------------------------------
-
-
-def stdlib_files() -> tuple[Path, list[Path]]:
-    """The standard library's .py files (no site-packages), sorted for a fixed order."""
-    root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts)
-    return root, files
-
-
-def is_validation(relative_name: str) -> bool:
-    """About 1 file in 20 goes to validation, by a hash of its name (stable across runs)."""
-    return hashlib.sha256(relative_name.encode()).digest()[0] % 20 == 0
-
-
-def load_corpus(max_bytes: int = 0) -> dict:
-    """Train and validation byte arrays, and the record of what went in."""
-    root, files = stdlib_files()
-    parts = {"train": [], "val": []}
-    names = {"train": [], "val": []}
-    digest = hashlib.sha256()
-    for path in files:
-        name = path.relative_to(root).as_posix()
-        data = path.read_bytes()
-        digest.update(name.encode() + b"\0" + data)
-        split = "val" if is_validation(name) else "train"
-        parts[split].append(data + b"\n")
-        names[split].append(name)
-    corpus = {s: np.frombuffer(b"".join(parts[s]), dtype=np.uint8) for s in parts}
-    if max_bytes:
-        corpus = {s: corpus[s][: max_bytes if s == "train" else max_bytes // 4] for s in corpus}
-    corpus["record"] = {
-        "source": f"Python {platform.python_version()} standard library, {root.name}/**/*.py",
-        "sha256": digest.hexdigest(),
-        "train_files": names["train"],
-        "val_files": names["val"],
-        "train_bytes": int(corpus["train"].size),
-        "val_bytes": int(corpus["val"].size),
-    }
-    return corpus
-
-
-SEPARATORS = [b"\n\n", b"\n", b"\n\n\n", b"\n\n# again:\n", b"\n# copy\n", b"\n\n# edited:\n"]
-IDENTIFIER = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
-
-
-def snippet(text: np.ndarray, rng: np.random.Generator, max_len: int) -> bytes:
-    """Whole lines of source, 30..max_len bytes, from a random place."""
-    start = int(rng.integers(0, text.size - max_len - 1))
-    chunk = text[start : start + max_len].tobytes()
-    first = chunk.find(b"\n") + 1
-    length = int(rng.integers(min(30, max_len // 2), max_len))
-    last = chunk.rfind(b"\n", first, first + length) + 1
-    piece = chunk[first:last] if last > first else chunk[:length]
-    return piece or chunk[:length]
-
-
-def block(text: np.ndarray, rng: np.random.Generator, max_len: int) -> bytes:
-    """A block of source as it stands in a file: from a random line, the lines indented at
-    least as deep (and blank lines), up to max_len bytes, dedented so that it starts in column
-    0. Its indentation is consistent, as at the top of a file, unlike a cut-out snippet's."""
-    start = int(rng.integers(0, text.size - 4 * max_len - 1))
-    chunk = text[start : start + 4 * max_len].tobytes()
-    lines = chunk[chunk.find(b"\n") + 1 :].split(b"\n")[:-1]
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is None:
-        return snippet(text, rng, max_len)
-    indent = len(lines[first]) - len(lines[first].lstrip(b" "))
-    kept, size = [], 0
-    for line in lines[first:]:
-        deep = len(line) - len(line.lstrip(b" "))
-        if line.strip() and deep < indent or size + len(line) + 1 > max_len:
-            break
-        kept.append(line[indent:] if line.strip() else b"")
-        size += len(kept[-1]) + 1
-    while kept and not kept[-1]:
-        kept.pop()
-    return b"\n".join(kept) + b"\n" if kept else snippet(text, rng, max_len)
-
-
-def small_edit(piece: bytes, rng: np.random.Generator) -> bytes:
-    """Rename one identifier everywhere in the snippet (a typical edit of code)."""
-    names = sorted(set(IDENTIFIER.findall(piece)))
-    if not names:
-        return piece
-    old = names[int(rng.integers(len(names)))]
-    new = [old + b"_2", b"new_" + old, old.upper(), old[:1] + b"x" + old[1:]][int(rng.integers(4))]
-    return re.sub(rb"\b" + re.escape(old) + rb"\b", new, piece)
-
-
-LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)  # for random names and text
-KEEP = {name.encode() for name in keyword.kwlist} | {b"self", b"cls", b"len", b"str", b"int"}
-
-
-def scramble_names(piece: bytes, rng: np.random.Generator) -> bytes:
-    """Every name (but keywords and a few builtins) replaced by random letters, the same
-    length and the same everywhere: a text whose names can only be known by copying."""
-    names = sorted(set(IDENTIFIER.findall(piece)) - KEEP)
-    new = {name: LETTERS[rng.integers(0, 26, len(name))].tobytes() for name in names}
-    return IDENTIFIER.sub(lambda match: new.get(match.group(), match.group()), piece)
-
-
-def few_letters(rng: np.random.Generator, max_len: int) -> bytes:
-    """Random lines of 2 to 4 letters (max_len / 2 .. max_len bytes): every short stretch
-    recurs many times inside one piece, so the last few bytes do not tell where a copy has
-    got to; only a longer match, or keeping one's place, copies it right."""
-    letters = rng.choice(LETTERS, int(rng.integers(2, 5)), replace=False)
-    length = int(rng.integers(max_len // 2, max_len + 1))
-    text = letters[rng.integers(0, len(letters), length)]
-    text[rng.random(text.size) < 1 / 24] = ord("\n")
-    return text.tobytes()[:-1] + b"\n"
-
-
-def copy_document(text: np.ndarray, rng: np.random.Generator, max_len: int,
-                  cfg: "TrainConfig | None" = None) -> bytes:  # fmt: skip
-    """A piece of source, a separator and the piece again (verbatim or with one rename).
-
-    The piece is a snippet cut from anywhere or, with cfg.block_fraction, a block dedented
-    to column 0 (its indentation as consistent as a file's). Scrambled copies have random
-    names, which only copying can predict; few-letter pieces (cfg.few_letters_fraction) are
-    random text of 2-4 letters, which a match of a few bytes cannot copy. Interleaved
-    copies put other source between the two, so the repeat's start cannot be foretold from
-    the separator: the model learns to copy once a repeat has begun, rather than to repeat
-    the last block after every blank line (a loop on free text).
-    """
-    return b"".join(copy_document_parts(text, rng, max_len, cfg))
-
-
-def copy_document_parts(text: np.ndarray, rng: np.random.Generator, max_len: int,
-                        cfg: "TrainConfig | None" = None) -> tuple[bytes, bytes, bytes, bytes]:  # fmt: skip
-    """copy_document's parts: (piece, what stands between, the repeat, the blank line after)."""
-    cfg = cfg or TrainConfig()
-    use_block = cfg.block_fraction and rng.random() < cfg.block_fraction
-    piece = (block if use_block else snippet)(text, rng, max_len)
-    if cfg.scramble_fraction and rng.random() < cfg.scramble_fraction:
-        piece = scramble_names(piece, rng)
-    if cfg.few_letters_fraction and rng.random() < cfg.few_letters_fraction:
-        piece = few_letters(rng, max_len)
-    again = piece if rng.random() < cfg.verbatim_fraction else small_edit(piece, rng)
-    between = SEPARATORS[int(rng.integers(len(SEPARATORS)))]
-    if cfg.interleave_fraction and rng.random() < cfg.interleave_fraction:
-        between = b"\n" + (block if use_block else snippet)(text, rng, max_len) + between
-    return piece, between, again, b"\n\n"
-
-
-def top_level_line(chunk: bytes) -> int:
-    """Where the first line that starts in column 0 begins in chunk (0 if none does).
-
-    Rows that start there see at position 0 what a file's top looks like, as the lessons'
-    prompts do; a row cut at a random byte usually starts inside a class or a function, so
-    a model trained only on those indents a short prompt's function body one level too deep.
-    """
-    found = re.search(rb"\n[^\s]", chunk)
-    return found.start() + 1 if found else 0
-
-
-def batch(text: np.ndarray, n_batch: int, n_seq: int, rng, cfg: "TrainConfig", weighted=False):
-    """Inputs and next-byte targets, both [n_batch, n_seq] int64.
-
-    weighted: also each target's loss weight [n_batch, n_seq] float32: cfg.hard_copy_weight
-    on the bytes of a verbatim repeat that need cfg.hard_copy_bytes or more bytes of context
-    to copy (`context_needs`), 1 elsewhere. The random draws are the same either way.
-    """
-    rows = np.empty((n_batch, n_seq + 1), dtype=np.int64)
-    weights = np.ones((n_batch, n_seq + 1), dtype=np.float32)
-    for row in range(n_batch):
-        if rng.random() < cfg.copy_fraction:
-            data = b""
-            max_len = max(8, min(600, n_seq // 2 - 8))
-            if cfg.interleave_fraction:
-                max_len = max(8, min(400, n_seq // 3 - 8))  # three pieces must fit a row
-            while len(data) < n_seq + 1:
-                piece, between, again, end = copy_document_parts(text, rng, max_len, cfg)
-                start = len(data) + len(piece) + len(between)
-                data += piece + between + again + end
-                if weighted and again == piece and start < n_seq + 1:
-                    hard = context_needs(piece) >= cfg.hard_copy_bytes
-                    hard = hard[: n_seq + 1 - start]
-                    weights[row, start : start + hard.size][hard] = cfg.hard_copy_weight
-            rows[row] = np.frombuffer(data[: n_seq + 1], dtype=np.uint8)
-        else:
-            start = int(rng.integers(0, text.size - n_seq - 1))
-            if cfg.top_level_fraction and rng.random() < cfg.top_level_fraction:
-                start += top_level_line(text[start : start + 4096].tobytes())
-                start = min(start, text.size - n_seq - 1)
-            rows[row] = text[start : start + n_seq + 1]
-    if weighted:  # weights[:, i] belongs to the byte rows[:, i], the target of column i - 1
-        return rows[:, :-1], rows[:, 1:], weights[:, 1:]
-    return rows[:, :-1], rows[:, 1:]
+# --- the loop penalty --------------------------------------------------------------------
 
 
 def own_loops(params, config: GPTConfig, text: np.ndarray, rng, n_rows: int,
@@ -407,155 +156,6 @@ def validation_bits_per_byte(params, cfg: TrainConfig, val: np.ndarray, n_rows: 
         for i in range(0, n_rows, 4)
     ]
     return float(np.mean(losses) / np.log(2))
-
-
-# The smallest context a recipe may have: copy_probes' snippets are (n_ctx - 4) // 3 bytes at
-# most and half that at least, so with n_ctx below 10 they are empty (the copy gaps NaN) or
-# cannot be cut at all.
-MIN_N_CTX = 10
-
-
-def copy_probes(val: np.ndarray, n_ctx: int, n: int = 8, far: bool = False) -> list[tuple]:
-    """Held-out copy probes: (bytes, first, second), the slices of the two occurrences.
-
-    Each probe is some validation text, a 60..120-byte snippet of whole lines, a blank
-    line, and the snippet again. Near probes start the snippet at byte 64; far probes put
-    enough text before it that the second occurrence starts at about 3/4 of n_ctx, so a
-    model trained on short rows shows whether its copying reaches the whole context.
-    """
-    rng = np.random.default_rng(20261130)  # fixed: the same probes at every validation
-    longest = min(120, (n_ctx - 4) // 3)  # small test models have a small context
-    shortest = min(60, longest // 2)
-    probes = []
-    for _ in range(100 * n):
-        if len(probes) == n:
-            break
-        piece = snippet(val, rng, longest)
-        if not shortest <= len(piece) <= longest:
-            continue
-        lead = min(64, longest) if not far else 3 * n_ctx // 4 - len(piece) - 2
-        lead = max(1, min(lead, n_ctx - 2 * len(piece) - 2))
-        start = int(rng.integers(0, val.size - lead))
-        text = val[start : start + lead].tobytes() + piece + b"\n\n" + piece
-        first = slice(lead, lead + len(piece))
-        second = slice(len(text) - len(piece), len(text))
-        probes.append((text, first, second))
-    return probes
-
-
-def copy_gap(params, n_head: int, probes: list[tuple]) -> dict:
-    """Bits per byte on a snippet's first occurrence minus on its repeat (0: no copying).
-
-    Each byte's loss is the model's surprise predicting it from everything before it; a
-    model that copies finds the repeat far less surprising than the first occurrence.
-    """
-    first_bits, second_bits = [], []
-    for text, first, second in probes:
-        tokens = np.frombuffer(text, dtype=np.uint8).astype(np.int64)
-        losses = token_losses(params, n_head, tokens[None, :-1], tokens[None, 1:],
-                              np.arange(tokens.size - 1))[0] / np.log(2)  # fmt: skip
-        # losses[i] is the surprise of byte i + 1
-        first_bits.append(losses[first.start - 1 : first.stop - 1].mean())
-        second_bits.append(losses[second.start - 1 : second.stop - 1].mean())
-    first, second = float(np.mean(first_bits)), float(np.mean(second_bits))
-    return {"first": round(first, 4), "second": round(second, 4), "gap": round(first - second, 4)}
-
-
-def held_out_functions(
-    val: np.ndarray, train: np.ndarray, n: int | None = 8, max_len: int = 400
-) -> list[bytes]:
-    """Top-level functions from validation files, 120..max_len bytes, unseen in training.
-
-    A held-out file can hold a function that training files hold too, word for word (test
-    boilerplate such as `setUpModule`): such a function is left out, since a model may know
-    it by heart. n of them, spread evenly over the rest (the copy test); n=None: all.
-    """
-    text, seen = val.tobytes(), train.tobytes()
-    found = re.findall(rb"\ndef [^\n]*\n(?:(?:    [^\n]*|)\n)+", text)
-    found = [f[1:].rstrip(b"\n") + b"\n" for f in found if 120 <= len(f) <= max_len]
-    found = [f for f in found if f not in seen]
-    if n is None:
-        return found
-    step = max(1, len(found) // n)
-    return found[::step][:n]
-
-
-def copy_test_prompts(functions: list[bytes]) -> list[tuple[list[int], bytes]]:
-    """(prompt, what a copier should write next) for each function of the copy test: the
-    function, a blank line and its first line; then the rest of the function."""
-    pairs = []
-    for function in functions:
-        first_line = function[: function.index(b"\n") + 1]
-        pairs.append((list(function + b"\n" + first_line), function[len(first_line) :]))
-    return pairs
-
-
-def context_needed(first: bytes, j: int) -> int:
-    """How many bytes just before first[j] a copier must match to be sure of first[j]: the
-    least n for which every place in first that follows those n bytes holds the same byte.
-    The definition, for one byte; `context_needs` gives every byte of first at once."""
-    for n in range(1, j + 1):
-        key = first[j - n : j]
-        following = {first[k] for k in range(n, len(first)) if first[k - n : k] == key}
-        if len(following) == 1:
-            return n
-    return j + 1
-
-
-def context_needs(first: bytes) -> np.ndarray:
-    """context_needed(first, j) for every j at once, [len(first)] int.
-
-    A copier that matched n bytes goes wrong at j only if some place k holds another byte
-    after the same n bytes; so it needs one byte more than the longest common ending of
-    first[:j] and first[:k] over every k with first[k] != first[j]. suffix[k] carries that
-    common length from one j to the next (it grows by one where the bytes before agree).
-    """
-    data = np.frombuffer(first, dtype=np.uint8)
-    suffix = np.zeros(data.size, dtype=np.int64)  # common ending of first[:j] and first[:k]
-    needs = np.empty(data.size, dtype=np.int64)
-    for j in range(data.size):
-        if j:
-            suffix[1:] = np.where(data[j - 1] == data[:-1], suffix[:-1] + 1, 0)
-            suffix[0] = 0
-        other = suffix[data != data[j]]
-        needs[j] = 1 + (int(other.max()) if other.size else 0)
-    return needs
-
-
-def copy_score(params, config: GPTConfig, functions: list[bytes]) -> dict:
-    """Greedy bytes reproduced when a prompt starts to repeat a function it has just seen.
-
-    Prompt: the function, a blank line, and the function's first line. Counted: how many of
-    the remaining bytes greedy decoding reproduces before its first mistake.
-    """
-    from speclab.gpt import forward, softmax
-
-    copied, lengths, mistakes = [], [], []
-    for prompt, rest in copy_test_prompts(functions):
-        if len(prompt) + len(rest) > config.n_ctx:
-            continue
-        cache = KVCache(config, dtype=params["wte"].dtype)
-        logits = forward(params, config, prompt, cache)
-        n_right, mistake = 0, None
-        for expected in rest:
-            token = int(np.argmax(logits[-1]))
-            if token != expected:
-                p = softmax(logits[-1])
-                mistake = {"chose": token, "p_chose": round(float(p[token]), 3),
-                           "wanted": int(expected), "p_wanted": round(float(p[expected]), 3)}  # fmt: skip
-                break
-            n_right += 1
-            logits = forward(params, config, [token], cache)
-        copied.append(n_right)
-        lengths.append(len(rest))
-        mistakes.append(mistake)
-    return {
-        "bytes_copied": copied,
-        "bytes_to_copy": lengths,
-        "first_mistakes": mistakes,  # per function: what greedy chose and wanted, or None
-        "fraction_copied": float(np.sum(copied) / max(1, np.sum(lengths))),
-        "functions_copied_whole": int(sum(c == n for c, n in zip(copied, lengths, strict=True))),
-    }
 
 
 # --- the run: checkpoints, resume, export -------------------------------------------------
@@ -807,7 +407,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
             n_seq = row_length(step, cfg)
             n_batch = max(1, cfg.batch_tokens // n_seq)
             inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
-            positions = np.arange(n_seq)  # always from 0: no offsets (see RECIPES)
+            positions = np.arange(n_seq)  # always from 0: no offsets (see speclab.recipe)
             with np.errstate(over="ignore", invalid="ignore"):  # a diverged run is stopped below
                 loss, grads = loss_and_grads(
                     params, cfg.n_head, inputs, targets, positions, *weights
