@@ -173,7 +173,7 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     assert f"α = 0.1, k = 1 gives {low:.2f} ({verdict})" in key
     even = break_even_alpha(4, r5, 0.02)
     assert f"needs α above {even:.2f} to pay at k = 4" in key
-    assert f"gains only {speedup_with_verify_cost(0.5, 4, r5, 0.02):.2f}" in key
+    assert f"gets only {speedup_with_verify_cost(0.5, 4, r5, 0.02):.2f}" in key
 
 
 def test_exercise_1_key_quotes_the_saved_reports_outcome():
@@ -198,8 +198,13 @@ def test_exercise_1_key_quotes_the_saved_reports_outcome():
     )
     assert all(rows[s]["speedup"] > 1 for s in order), "the key says every scenario was faster"
     by_speed = sorted(order, key=lambda s: rows[s]["speedup"])
-    assert (by_speed[0], by_speed[-1]) == ("free text", "counting"), by_speed
-    assert "free text was the slowest of the four, and counting, not copy-heavy, the fastest" in key
+    assert f"{by_speed[0]} was the slowest of the four at this k" in key
+    assert f"and {by_speed[-1]} the fastest" in key
+    k8 = next(
+        r for r in decode["results"] if r["method"] == "lookup k=8" and r["scenario"] == by_speed[0]
+    )
+    assert k8["speedup"] > rows[by_speed[0]]["speedup"]
+    assert f"(it gains more at k = 8: {k8['speedup']:.2f}×)" in key
 
 
 def test_the_teacher_guides_counting_loop_is_the_saved_reports_output():
