@@ -90,6 +90,8 @@ def test_readme_states_the_shipped_models_figures(target):
         f"validations, steps {averaged['first_step']:,} to {averaged['last_step']:,}" in recipe
     )
     assert f"--set average_from={target.meta['recipe']['average_from']} " in recipe
+    gap = f"is {target.meta['copy_gap']:.2f} near the start of the context and "
+    assert gap + f"{target.meta['copy_gap_far']:.2f} at three quarters of it" in recipe
     stage_1 = target.meta["recipe"]
     assert (
         f"rows of {stage_1['n_seq']} bytes at positions 0–{stage_1['n_seq'] - 1} for the first "
