@@ -177,13 +177,22 @@ def test_save_and_load(report, tmp_path):
 
 def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
     import speclab.paths
+    from speclab.weights import file_sha256
 
     monkeypatch.setattr(speclab.paths, "repo_root", lambda: tmp_path)  # data_dir() follows it
     own, shipped = tmp_path / "build/bench/decode.json", tmp_path / "data/bench/decode.json"
+    weights = tmp_path / "data/weights"
+    weights.mkdir(parents=True)
+    (weights / "target.npz").write_bytes(b"the shipped target")  # only their sha256 matters
+    (weights / "draft.npz").write_bytes(b"the shipped draft")
+    shipped_models = {
+        name: {"sha256": file_sha256(weights / f"{name}.npz")} for name in ("target", "draft")
+    }
 
-    def write(path, quick, machine="the learner's"):
+    def write(path, quick, machine="the learner's", models=shipped_models):
         path.parent.mkdir(parents=True, exist_ok=True)
-        record = {"benchmark": "decode", "settings": {"quick": quick}, "machine": machine}
+        record = {"benchmark": "decode", "settings": {"quick": quick}, "machine": machine,
+                  "models": models}  # fmt: skip
         path.write_text(json.dumps(record), encoding="utf-8")
 
     assert bench_decode.saved_report_path() is None
@@ -196,6 +205,11 @@ def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
     assert bench_decode.saved_report_path() == shipped
     own.write_text("{ cut off", encoding="utf-8")  # an interrupted write: not shown
     assert bench_decode.saved_report_path() == shipped
+    earlier = {"target": {"sha256": "0" * 64}, "draft": None}
+    write(own, quick=False, models=earlier)  # `make bench` before the weights were updated
+    assert bench_decode.saved_report_path() == shipped
+    write(own, quick=False, models=shipped_models | {"draft": None})  # `--drafter lookup`
+    assert bench_decode.saved_report_path() == own
     write(own, quick=False)  # `make bench`
     assert bench_decode.saved_report_path() == own
     shipped.unlink()

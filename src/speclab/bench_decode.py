@@ -528,14 +528,36 @@ def saved_report_path() -> Path | None:
 
     A learner's own full run (`make bench` writes build/bench/decode.json) comes first, so a
     class sees its own machine; a `--quick` run there does not count, nor does a copy of the
-    shipped report. Otherwise the report shipped in data/bench/, measured on a quiet machine.
+    shipped report, nor a run of other weights than the shipped ones (made before the clone
+    was updated to new weights: its figures describe a model the lessons no longer use).
+    Otherwise the report shipped in data/bench/, measured on a quiet machine.
     """
     from speclab.paths import bench_dir, data_dir
 
     own, shipped = bench_dir() / "decode.json", data_dir() / "bench" / "decode.json"
-    if own.is_file() and _is_full_run(own) and not _same_bytes(own, shipped):
+    if (
+        own.is_file()
+        and _is_full_run(own)
+        and _of_the_shipped_weights(own)
+        and not _same_bytes(own, shipped)
+    ):
         return own
     return shipped if shipped.is_file() else None
+
+
+def _of_the_shipped_weights(path: Path) -> bool:
+    """Whether a report timed the weights in data/weights/ (by the sha256 in its record)."""
+    from speclab.paths import weights_dir
+    from speclab.weights import file_sha256
+
+    try:
+        models = load_report(path)["models"]
+        timed = {name: record["sha256"] for name, record in models.items() if record}
+        return "target" in timed and all(
+            sha == file_sha256(weights_dir() / f"{name}.npz") for name, sha in timed.items()
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def _same_bytes(path: Path, other: Path) -> bool:
