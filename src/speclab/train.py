@@ -2,19 +2,19 @@
 
 Used to make `data/weights/target.npz` and `draft.npz` (lessons 04–07); `speclab train`
 runs it. The gradients come from speclab.backprop (each layer's forward and backward side
-by side, as in micrograd); this module holds the loop penalty, the optimiser, the
-checkpoints, the averaging of the weights, the export and the command. Elsewhere: the recipe
-(`TrainConfig`, RECIPES) in speclab.recipe; the corpus, its copy documents and batches in
-speclab.corpus; the copy gap and the copy test, measured at every validation, in
-speclab.copy_metrics.
+by side, as in micrograd); this module holds the loop penalty, the optimiser, the averaging
+of the weights, the export and the command. Elsewhere: the recipe (`TrainConfig`, RECIPES) in
+speclab.recipe; the corpus, its copy documents and batches in speclab.corpus; the copy gap and
+the copy test, measured at every validation, in speclab.copy_metrics; the checkpoints (what one
+holds, resuming, --init-from, growing a model) in speclab.checkpoints.
 
 Two optional parts of a recipe act on what the lessons' prompts look like: rows that start at
 a top-level line (short prompts are file tops; speclab.corpus cuts them), and an
 unlikelihood penalty on the model's own greedy loops (`loop_rows`).
 
 Optimiser: AdamW (Loshchilov & Hutter 2019) with linear warm-up, cosine decay, and
-gradient clipping by global norm. Randomness comes from one seeded np.random.Generator
-whose state is saved in every checkpoint, so an interrupted run resumes where it was.
+gradient clipping by global norm. Randomness comes from one seeded np.random.Generator,
+saved in every checkpoint (speclab.checkpoints).
 
 Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is bytes).
 """
@@ -27,7 +27,6 @@ import os
 import platform
 import sys
 import time
-import zipfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -38,6 +37,12 @@ from speclab.backprop import (
     loss_and_grads_forward_only,
     unlikelihood_and_grads,
 )
+from speclab.checkpoints import (
+    is_weights_file,
+    load_checkpoint,
+    save_checkpoint,
+    start_from_weights,
+)
 from speclab.cli import path_argument
 from speclab.copy_metrics import MIN_N_CTX, copy_gap, copy_probes, copy_score, held_out_functions
 from speclab.corpus import batch, load_corpus
@@ -45,7 +50,7 @@ from speclab.gpt import GPTConfig
 from speclab.recipe import RECIPES, TrainConfig
 from speclab.report_files import writable_folder
 from speclab.student_files import printable
-from speclab.weights import check_params, config_problem, flatten, init_params, save, unflatten
+from speclab.weights import config_problem, flatten, init_params, save, unflatten
 
 # --- the loop penalty --------------------------------------------------------------------
 
@@ -158,149 +163,7 @@ def validation_bits_per_byte(params, cfg: TrainConfig, val: np.ndarray, n_rows: 
     return float(np.mean(losses) / np.log(2))
 
 
-# --- the run: checkpoints, resume, export -------------------------------------------------
-
-
-def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
-    flat = flatten(params)
-    arrays = {f"param/{k}": v for k, v in flat.items()}
-    arrays |= {f"m/{k}": v for k, v in state["m"].items()} | {
-        f"v/{k}": v for k, v in state["v"].items()
-    }
-    arrays |= {f"avg/{k}": v for k, v in state.get("avg", {}).items()}  # average_from's sums
-    record = {"step": step, "rng": rng.bit_generator.state, "config": asdict(cfg), "log": log}
-    tmp = path.with_name(path.name + ".tmp.npz")
-    try:
-        np.savez(tmp, **arrays, record=np.array(json.dumps(record)))
-        tmp.replace(path)  # the old checkpoint stays whole until the new one is
-    finally:
-        tmp.unlink(missing_ok=True)  # a failed write (disk full, Ctrl-C) leaves nothing behind
-
-
-def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = False,
-                    advice: str = "delete it or use a new --run-dir"):  # fmt: skip
-    """Parameters, AdamW state, step, generator and log of a run made with the recipe cfg.
-
-    Raises ValueError naming the problem for a damaged file or one made with another recipe
-    (only `steps` may differ, unless recipe_may_change: then only the model's shape must
-    match), before any array is put together. Fields a checkpoint predates take their
-    defaults, which are the recipe it was made with.
-    """
-    shape = ("n_layer", "n_head", "n_embd", "n_ctx")
-    try:  # unreadable is not damaged: hours of training must not be deleted on bad advice
-        path.open("rb").close()
-    except OSError as error:
-        raise OSError(
-            f"cannot read {path} ({error.strerror or error}); nothing was changed"
-        ) from None
-    try:
-        if not zipfile.is_zipfile(path):  # else numpy suggests loading it "unsafely" with pickle
-            raise ValueError("not an .npz archive")
-        with np.load(path, allow_pickle=False) as archive:
-            record = json.loads(str(archive["record"]))
-            saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
-            if recipe_may_change:
-                saved |= {k: v for k, v in asdict(cfg).items() if k not in shape}
-            if saved != asdict(cfg):
-                changed = sorted(k for k in saved if saved[k] != asdict(cfg).get(k))
-                raise RecipeMismatch(
-                    f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
-                    f"{advice}"
-                )
-            part = {key: {} for key in ("param", "m", "v", "avg")}
-            for name in archive.files:
-                if "/" in name:
-                    kind, key = name.split("/", 1)
-                    part[kind][key] = archive[name]
-            rng = np.random.default_rng()
-            rng.bit_generator.state = record["rng"]
-            step, log = int(record["step"]), record["log"]
-            if step < 0:
-                raise ValueError(f"its step is {step}")
-            if not (isinstance(log.get("history"), list) and isinstance(log.get("seconds"), (int, float))
-                    and all(isinstance(entry, dict) for entry in log["history"])):  # fmt: skip
-                raise ValueError("its training log is not a log (history, seconds)")
-            check_params(part["param"], GPTConfig(*(cfg.__dict__[k] for k in shape)))
-            params = unflatten(part["param"], cfg.n_layer)
-            flat = flatten(params)
-            for kind in ("m", "v"):
-                if set(part[kind]) != set(flat):
-                    raise ValueError(f"its AdamW state {kind!r} does not match the parameters")
-            for name, value in flat.items():
-                for kind in ("m", "v"):
-                    if part[kind][name].shape != value.shape:
-                        raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
-                    if part[kind][name].dtype != value.dtype:
-                        raise ValueError(f"{kind}/{name} has dtype {part[kind][name].dtype}")
-            count = log.get("average", {}).get("count", 0)
-            if (
-                bool(part["avg"]) != bool(count)
-                or part["avg"]
-                and (
-                    set(part["avg"]) != set(flat)
-                    or any(part["avg"][k].shape != v.shape for k, v in flat.items())
-                )
-            ):
-                raise ValueError("its running average of the weights does not match the parameters")
-    except RecipeMismatch as error:
-        raise ValueError(str(error)) from None
-    except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError, RecursionError,
-            json.JSONDecodeError, zipfile.BadZipFile) as error:  # fmt: skip
-        # RecursionError: a record nested deeper than json.loads can follow
-        raise ValueError(
-            f"{path} is damaged or not a speclab training checkpoint ({error}); {advice}"
-        ) from None
-    state = {"m": part["m"], "v": part["v"]} | ({"avg": part["avg"]} if part["avg"] else {})
-    return params, state, step, rng, log
-
-
-def _is_weights_file(path: Path) -> bool:
-    from speclab.weights import META_KEY
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return f"{META_KEY}.npy" in archive.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return False
-
-
-def _start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
-    """Step 0 of this recipe from a model's weights (no optimiser state: AdamW starts empty)."""
-    from speclab.weights import load
-
-    model = load(path, dtype=np.float32)
-    params = model.params
-    if model.config != config:
-        params = grown(params, model.config, config, np.random.default_rng(cfg.seed), path)
-    state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
-    start = {"weights": str(path), "trained_steps": model.meta.get("trained_steps"),
-             "val_bits_per_byte": model.meta.get("val_bits_per_byte"),
-             "n_layer": model.config.n_layer}  # fmt: skip
-    log = {"config": asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
-    return params, state, 0, np.random.default_rng(cfg.seed), log
-
-
-def grown(params, old: GPTConfig, new: GPTConfig, rng, path: Path = Path("the weights")):
-    """A deeper model that computes exactly what params compute: new blocks go on top.
-
-    Each new block starts as GPT-2 initialises one, except that its two output projections
-    (attention and MLP) are zero, so it adds nothing to the residual stream until training
-    moves them. Only n_layer may grow; the width, heads and context must match.
-    """
-    same_but_depth = (old.n_head, old.n_embd, old.n_ctx, old.n_vocab) == (
-        new.n_head, new.n_embd, new.n_ctx, new.n_vocab)  # fmt: skip
-    if not same_but_depth or new.n_layer < old.n_layer:
-        raise ValueError(f"{path} holds a model of another shape ({old}); this recipe trains "
-                         f"{new} (only more layers can be added to a trained model)")  # fmt: skip
-    fresh = init_params(new, rng, dtype=params["wte"].dtype)
-    for block in fresh["h"][old.n_layer :]:
-        for part in ("attn", "mlp"):
-            block[part]["c_proj"]["w"][:] = 0
-    return {**params, "h": list(params["h"]) + fresh["h"][old.n_layer :]}
-
-
-class RecipeMismatch(Exception):
-    """A checkpoint made with another recipe (kept apart from damage in load_checkpoint)."""
+# --- the run: training, resuming (speclab.checkpoints), export ---------------------------
 
 
 def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes: float = 0,
@@ -312,7 +175,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     init_from: a new run_dir starts from another run's checkpoint (weights, AdamW state,
     step, generator and history) and goes on with this recipe; the log records what changed.
     Given a weights file instead (no optimiser state), the run starts at step 0 from them;
-    a model with fewer layers than the recipe is grown first (`grown`).
+    a model with fewer layers than the recipe is grown first (speclab.checkpoints.grown).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     with _only_run_in(run_dir):
@@ -374,8 +237,8 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
     if checkpoint.exists():
         params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
         log["config"] = asdict(cfg)
-    elif init_from is not None and _is_weights_file(init_from):
-        params, state, step, rng, log = _start_from_weights(init_from, cfg, config)
+    elif init_from is not None and is_weights_file(init_from):
+        params, state, step, rng, log = start_from_weights(init_from, cfg, config)
     elif init_from is not None:
         params, state, step, rng, log = load_checkpoint(
             init_from, cfg, recipe_may_change=True,
@@ -677,7 +540,7 @@ def _out_problem(out: Path, run_dir: Path) -> str | None:
         return f"--out {out} is a folder; give a file name, e.g. {out / 'target.npz'}"
     if out.suffix != ".npz":
         return f"--out {out}: a weights file's name ends in .npz, e.g. {out.with_suffix('.npz')}"
-    if out.exists() and not _is_weights_file(out):
+    if out.exists() and not is_weights_file(out):
         return f"--out {out} exists and is not a speclab weights file; it is left as it is"
     try:
         writable_folder(out.parent, name=f"--out {out}: its folder {out.parent}")

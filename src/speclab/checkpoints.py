@@ -1,0 +1,175 @@
+"""A training run's checkpoints: what one holds, resuming from it, and starting otherwise.
+
+`speclab train` (speclab.train) saves `checkpoint.npz` in its --run-dir at every validation,
+for lessons 04–07's weights. A checkpoint holds the whole state of a run: the parameters,
+AdamW's two moments, the running sum of the weights when averaging (average_from), and a JSON
+record of the step, the state of the run's one seeded np.random.Generator, the recipe and the
+training log, so an interrupted run resumes where it was. It is written beside the old one and
+then renamed over it: a failed write leaves the last checkpoint whole.
+
+Resuming: a --run-dir that has a checkpoint goes on from it with the same recipe (only `steps`
+may differ). A damaged file, or one made with another recipe, is refused with a message before
+any array is put together; an unreadable one is not called damaged.
+
+--init-from: a new --run-dir starts from another run's checkpoint (weights, AdamW state, step,
+generator and history) and goes on with a changed recipe, only the model's shape fixed; or at
+step 0 from a weights file (no optimiser state: AdamW starts empty). A weights file with fewer
+layers than the recipe is grown first (`grown`): new blocks go on top, starting as the
+identity, so the deeper model computes exactly what the trained one did (docs/model-history.md,
+"Deeper").
+
+Left out: older checkpoints (each one replaces the last), and growing anything but depth.
+"""
+
+import json
+import zipfile
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from speclab.gpt import GPTConfig
+from speclab.recipe import TrainConfig
+from speclab.weights import check_params, flatten, init_params, unflatten
+
+
+def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
+    flat = flatten(params)
+    arrays = {f"param/{k}": v for k, v in flat.items()}
+    arrays |= {f"m/{k}": v for k, v in state["m"].items()} | {
+        f"v/{k}": v for k, v in state["v"].items()
+    }
+    arrays |= {f"avg/{k}": v for k, v in state.get("avg", {}).items()}  # average_from's sums
+    record = {"step": step, "rng": rng.bit_generator.state, "config": asdict(cfg), "log": log}
+    tmp = path.with_name(path.name + ".tmp.npz")
+    try:
+        np.savez(tmp, **arrays, record=np.array(json.dumps(record)))
+        tmp.replace(path)  # the old checkpoint stays whole until the new one is
+    finally:
+        tmp.unlink(missing_ok=True)  # a failed write (disk full, Ctrl-C) leaves nothing behind
+
+
+def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = False,
+                    advice: str = "delete it or use a new --run-dir"):  # fmt: skip
+    """Parameters, AdamW state, step, generator and log of a run made with the recipe cfg.
+
+    Raises ValueError naming the problem for a damaged file or one made with another recipe
+    (only `steps` may differ, unless recipe_may_change: then only the model's shape must
+    match), before any array is put together. Fields a checkpoint predates take their
+    defaults, which are the recipe it was made with.
+    """
+    shape = ("n_layer", "n_head", "n_embd", "n_ctx")
+    try:  # unreadable is not damaged: hours of training must not be deleted on bad advice
+        path.open("rb").close()
+    except OSError as error:
+        raise OSError(
+            f"cannot read {path} ({error.strerror or error}); nothing was changed"
+        ) from None
+    try:
+        if not zipfile.is_zipfile(path):  # else numpy suggests loading it "unsafely" with pickle
+            raise ValueError("not an .npz archive")
+        with np.load(path, allow_pickle=False) as archive:
+            record = json.loads(str(archive["record"]))
+            saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
+            if recipe_may_change:
+                saved |= {k: v for k, v in asdict(cfg).items() if k not in shape}
+            if saved != asdict(cfg):
+                changed = sorted(k for k in saved if saved[k] != asdict(cfg).get(k))
+                raise RecipeMismatch(
+                    f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
+                    f"{advice}"
+                )
+            part = {key: {} for key in ("param", "m", "v", "avg")}
+            for name in archive.files:
+                if "/" in name:
+                    kind, key = name.split("/", 1)
+                    part[kind][key] = archive[name]
+            rng = np.random.default_rng()
+            rng.bit_generator.state = record["rng"]
+            step, log = int(record["step"]), record["log"]
+            if step < 0:
+                raise ValueError(f"its step is {step}")
+            if not (isinstance(log.get("history"), list) and isinstance(log.get("seconds"), (int, float))
+                    and all(isinstance(entry, dict) for entry in log["history"])):  # fmt: skip
+                raise ValueError("its training log is not a log (history, seconds)")
+            check_params(part["param"], GPTConfig(*(cfg.__dict__[k] for k in shape)))
+            params = unflatten(part["param"], cfg.n_layer)
+            flat = flatten(params)
+            for kind in ("m", "v"):
+                if set(part[kind]) != set(flat):
+                    raise ValueError(f"its AdamW state {kind!r} does not match the parameters")
+            for name, value in flat.items():
+                for kind in ("m", "v"):
+                    if part[kind][name].shape != value.shape:
+                        raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
+                    if part[kind][name].dtype != value.dtype:
+                        raise ValueError(f"{kind}/{name} has dtype {part[kind][name].dtype}")
+            count = log.get("average", {}).get("count", 0)
+            if (
+                bool(part["avg"]) != bool(count)
+                or part["avg"]
+                and (
+                    set(part["avg"]) != set(flat)
+                    or any(part["avg"][k].shape != v.shape for k, v in flat.items())
+                )
+            ):
+                raise ValueError("its running average of the weights does not match the parameters")
+    except RecipeMismatch as error:
+        raise ValueError(str(error)) from None
+    except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError, RecursionError,
+            json.JSONDecodeError, zipfile.BadZipFile) as error:  # fmt: skip
+        # RecursionError: a record nested deeper than json.loads can follow
+        raise ValueError(
+            f"{path} is damaged or not a speclab training checkpoint ({error}); {advice}"
+        ) from None
+    state = {"m": part["m"], "v": part["v"]} | ({"avg": part["avg"]} if part["avg"] else {})
+    return params, state, step, rng, log
+
+
+def is_weights_file(path: Path) -> bool:
+    from speclab.weights import META_KEY
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return f"{META_KEY}.npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
+    """Step 0 of this recipe from a model's weights (no optimiser state: AdamW starts empty)."""
+    from speclab.weights import load
+
+    model = load(path, dtype=np.float32)
+    params = model.params
+    if model.config != config:
+        params = grown(params, model.config, config, np.random.default_rng(cfg.seed), path)
+    state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
+    start = {"weights": str(path), "trained_steps": model.meta.get("trained_steps"),
+             "val_bits_per_byte": model.meta.get("val_bits_per_byte"),
+             "n_layer": model.config.n_layer}  # fmt: skip
+    log = {"config": asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
+    return params, state, 0, np.random.default_rng(cfg.seed), log
+
+
+def grown(params, old: GPTConfig, new: GPTConfig, rng, path: Path = Path("the weights")):
+    """A deeper model that computes exactly what params compute: new blocks go on top.
+
+    Each new block starts as GPT-2 initialises one, except that its two output projections
+    (attention and MLP) are zero, so it adds nothing to the residual stream until training
+    moves them. Only n_layer may grow; the width, heads and context must match.
+    """
+    same_but_depth = (old.n_head, old.n_embd, old.n_ctx, old.n_vocab) == (
+        new.n_head, new.n_embd, new.n_ctx, new.n_vocab)  # fmt: skip
+    if not same_but_depth or new.n_layer < old.n_layer:
+        raise ValueError(f"{path} holds a model of another shape ({old}); this recipe trains "
+                         f"{new} (only more layers can be added to a trained model)")  # fmt: skip
+    fresh = init_params(new, rng, dtype=params["wte"].dtype)
+    for block in fresh["h"][old.n_layer :]:
+        for part in ("attn", "mlp"):
+            block[part]["c_proj"]["w"][:] = 0
+    return {**params, "h": list(params["h"]) + fresh["h"][old.n_layer :]}
+
+
+class RecipeMismatch(Exception):
+    """A checkpoint made with another recipe (kept apart from damage in load_checkpoint)."""

@@ -1,0 +1,79 @@
+"""speclab.checkpoints: loading the kept checkpoint, refusing damaged or unreadable ones, growing."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speclab.gpt import GPTConfig, forward
+from speclab.recipe import RECIPES
+from speclab.weights import init_params
+
+
+def test_the_kept_checkpoint_resumes_with_the_current_recipe():
+    """README: data/weights/checkpoints/target.npz goes on with the `speclab train target
+    --run-dir runs/more --set ...` command it gives, so the checkpoint must have been made with
+    today's target recipe changed by those settings (only the number of steps may differ)."""
+    import re
+
+    from speclab.checkpoints import load_checkpoint
+    from speclab.paths import repo_root, weights_dir
+    from speclab.train import with_overrides
+
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    command = re.search(r"`speclab train target --run-dir runs/more((?: --set \S+)*)`", readme)
+    assert command, "README says how to go on from the kept checkpoint"
+    cfg = with_overrides(RECIPES["target"], re.findall(r"--set (\S+)", command[1]))
+    params, state, step, _, log = load_checkpoint(weights_dir() / "checkpoints" / "target.npz", cfg)
+    assert step < cfg.steps, "the README's command trains on beyond the kept step"
+    assert params["wpe"].shape == (cfg.n_ctx, cfg.n_embd) and step == log["history"][-1]["step"]
+    assert "copy_gap_far" in log["history"][-1]
+
+
+def test_a_grown_model_computes_what_the_trained_one_did_and_only_depth_may_grow():
+    from speclab.checkpoints import grown
+
+    old = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=32)
+    rng = np.random.default_rng(3)
+    params = init_params(old, rng, dtype=np.float64)
+    for value in (params["wte"], params["h"][1]["mlp"]["c_proj"]["b"]):  # not an initial model
+        value += rng.standard_normal(value.shape)
+    new = GPTConfig(n_layer=5, n_head=2, n_embd=16, n_ctx=32)
+    deeper = grown(params, old, new, np.random.default_rng(0))
+    assert len(deeper["h"]) == 5 and deeper["h"][:2] == params["h"]
+    assert np.abs(deeper["h"][4]["attn"]["c_attn"]["w"]).max() > 0  # new blocks can learn
+    assert deeper["h"][4]["attn"]["c_attn"]["w"].dtype == np.float64  # the model's own dtype
+    tokens = rng.integers(0, 256, size=20)
+    np.testing.assert_array_equal(forward(deeper, new, tokens), forward(params, old, tokens))
+    for other in (GPTConfig(1, 2, 16, 32), GPTConfig(3, 2, 32, 32), GPTConfig(3, 4, 16, 32),
+                  GPTConfig(3, 2, 16, 64)):  # fmt: skip
+        with pytest.raises(ValueError, match="only more layers"):
+            grown(params, old, other, np.random.default_rng(0))
+
+
+def test_an_unreadable_checkpoint_is_not_called_damaged(tmp_path, monkeypatch):
+    """Permission denied is not damage: the message must not advise deleting hours of work."""
+    from speclab.checkpoints import load_checkpoint
+
+    checkpoint = tmp_path / "checkpoint.npz"
+    checkpoint.write_bytes(b"PK")
+    real_open = Path.open
+
+    def denied(self, *args, **kwargs):
+        if self == checkpoint:
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", denied)
+    with pytest.raises(OSError, match="cannot read .*Permission denied.*nothing was changed"):
+        load_checkpoint(checkpoint, RECIPES["smoke"])
+
+
+def test_a_deeply_nested_checkpoint_record_is_called_damaged(tmp_path):
+    """json.loads raises RecursionError, not ValueError, on a record nested this deep."""
+    from speclab.checkpoints import load_checkpoint
+
+    checkpoint = tmp_path / "checkpoint.npz"
+    np.savez(checkpoint, record=np.array("[" * 100_000 + "]" * 100_000))
+    with pytest.raises(ValueError, match="damaged or not a speclab training checkpoint"):
+        load_checkpoint(checkpoint, RECIPES["smoke"])

@@ -1,0 +1,91 @@
+"""speclab.copy_metrics: copy probes, the copy gap against the inference forward, the copy test."""
+
+import numpy as np
+import pytest
+
+from speclab.copy_metrics import copy_gap, copy_probes
+from speclab.gpt import GPTConfig, forward
+from speclab.weights import flatten, init_params
+
+VAL_TEXT = np.frombuffer(
+    b"".join(f"def f_{i}(a, b):\n    return a * {i} + b\n\n".encode() for i in range(400)),
+    dtype=np.uint8,
+)
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_copy_probes_repeat_a_snippet_after_a_blank_line(far):
+    n_ctx = 256
+    for text, first, second in copy_probes(VAL_TEXT, n_ctx, far=far):
+        assert len(text) <= n_ctx
+        assert text[first] == text[second] and len(text[first]) >= 30
+        assert text[first.stop : second.start] == b"\n\n" and second.stop == len(text)
+        if far:  # the repeat sits in the last quarter of the context, not near the start
+            assert second.start >= n_ctx // 2
+
+
+def test_copy_gap_matches_the_inference_forward():
+    """copy_gap's per-byte surprises, recomputed with speclab.gpt.forward (an independent
+    implementation of the same model) over the whole probe."""
+    config = GPTConfig(n_layer=2, n_head=2, n_embd=8, n_ctx=256)
+    params = init_params(config, np.random.default_rng(2), dtype=np.float64)
+    for value in flatten(params).values():
+        value += np.random.default_rng(3).standard_normal(value.shape) * 0.3
+    probes = copy_probes(VAL_TEXT, config.n_ctx, n=3)
+    bits = {"first": [], "second": []}
+    for text, first, second in probes:
+        logits = forward(params, config, list(text))  # [n, n_vocab]
+        log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+        for name, part in (("first", first), ("second", second)):
+            idx = np.arange(part.start, part.stop)
+            bits[name].append(-log_probs[idx - 1, list(text[part])].mean() / np.log(2))
+    got = copy_gap(params, config.n_head, probes)
+    assert got["first"] == pytest.approx(np.mean(bits["first"]), abs=1e-4)
+    assert got["gap"] == pytest.approx(np.mean(bits["first"]) - np.mean(bits["second"]), abs=2e-4)
+
+
+def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
+    """The copy test against an uncached forward: the bytes counted are those plain argmax
+    reproduces, and the recorded first mistake is that forward's argmax and probabilities."""
+    from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
+    from speclab.corpus import load_corpus
+    from speclab.gpt import softmax
+    from speclab.weights import load_target
+
+    model = load_target()
+    params, config = model.params, model.config
+    corpus = load_corpus()
+    functions = held_out_functions(corpus["val"], corpus["train"])[
+        2:5:2
+    ]  # short right runs, mistakes
+    score = copy_score(params, config, functions)
+    pairs = copy_test_prompts(functions)
+    for (prompt, rest), right, mistake in zip(
+        pairs, score["bytes_copied"], score["first_mistakes"], strict=True
+    ):
+        p = softmax(forward(params, config, prompt + list(rest[:right]))[-1])
+        assert all(  # every byte before it was the argmax
+            int(np.argmax(forward(params, config, prompt + list(rest[:i]))[-1])) == rest[i]
+            for i in range(right)
+        )
+        assert 0 < right < len(rest)
+        assert mistake["chose"] == int(np.argmax(p)) != rest[right] == mistake["wanted"]
+        assert mistake["p_chose"] == pytest.approx(p[mistake["chose"]], abs=1e-3)
+        assert mistake["p_wanted"] == pytest.approx(p[rest[right]], abs=1e-3)
+
+
+def test_the_copy_tests_eight_functions_are_spread_over_all_the_held_out_ones():
+    """model_report's wider copy test (n=None) holds the 8 at an even stride, and only
+    top-level functions of 120-400 bytes from the validation files, none from training."""
+    from speclab.copy_metrics import held_out_functions
+    from speclab.corpus import load_corpus
+
+    corpus = load_corpus()
+    val, train = corpus["val"], corpus["train"]
+    every, eight = held_out_functions(val, train, n=None), held_out_functions(val, train)
+    assert len(eight) == 8 and len(every) > 8
+    assert eight == every[:: len(every) // 8][:8]
+    assert all(f.startswith(b"def ") and 120 <= len(f) <= 401 for f in every)
+    seen = train.tobytes()
+    assert not any(f in seen for f in every)  # held-out files repeat some training functions
+    assert len(held_out_functions(val, val[:0], n=None)) > len(every)  # and this finds them
