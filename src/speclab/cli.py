@@ -31,7 +31,8 @@ def build_parser():
 
     class Parser(argparse.ArgumentParser):  # subparsers are made of the same class
         def _print_message(self, message, file=None):
-            # argparse drops an OSError here: `speclab --help > /dev/full` would end in 0
+            # argparse drops an OSError here (unbuffered output, PYTHONUNBUFFERED=1):
+            # `speclab --help > /dev/full` would end in 0
             if message and (file or sys.stderr) is not None:
                 (file or sys.stderr).write(message)
 
@@ -68,13 +69,17 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()  # imports every subcommand's module: numpy, pandas...
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): stop here
             raise KeyboardInterrupt
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:  # --help or a bad argument: what argparse printed must get out too
+            _flush_stdout()
+            raise
         if args.command is None:
             parser.print_help()
+            _flush_stdout()
             return 2
         status = int(args.run(args) or 0)
-        if sys.stdout is not None:  # None: started with stdout closed (`speclab ... >&-`)
-            sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        _flush_stdout()
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): still say so
             raise KeyboardInterrupt
         return status
@@ -185,7 +190,9 @@ def _note_ctrl_c():
 
     def handler(signum, frame):
         seen.append(signum)
-        if len(seen) == 1 or dropped:  # a second Ctrl-C while the first is handled: stopping
+        # raise for the first Ctrl-C, or again if Python dropped it; not for a second one
+        # while the first is handled (already stopping)
+        if len(seen) == 1 or dropped:
             dropped.clear()
             raise KeyboardInterrupt
 
@@ -218,6 +225,13 @@ def _escape_what_the_console_cannot_show() -> None:
         reconfigure = getattr(stream, "reconfigure", None)  # absent in Jupyter's streams
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+
+
+def _flush_stdout() -> None:
+    """Flush here, so that a closed pipe or a full disk shows up as an error main() reports,
+    not at interpreter exit (status 120 and "Exception ignored")."""
+    if sys.stdout is not None:  # None: started with stdout closed (`speclab ... >&-`)
+        sys.stdout.flush()
 
 
 def _silence_stdout() -> None:
