@@ -60,7 +60,8 @@ LEAST = {"n_past": 0, "repeats": 1, "greedy_tokens": 1, "blas_threads": 1, "seed
 # Leviathan's formula take O(k), so a mistyped 10**9 would hang after the timing).
 # BLAS threads: more than cores only wait for each other, and OpenBLAS silently ignores a
 # number beyond the one it was built for (the report would record threads that never ran).
-MOST = {"k": MAX_K, "blas_threads": os.cpu_count() or 1}
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+MOST = {"k": MAX_K, "blas_threads": CORES or 1}  # the cores this process may use
 
 
 def option_problem(args) -> str | None:
