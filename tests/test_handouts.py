@@ -502,3 +502,14 @@ def test_bad_input_gets_a_message(tmp_path, setup, message, capsys):
     setup(lessons, out)
     status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
     assert status == 1 and message in capsys.readouterr().err
+
+
+def test_a_file_list_naming_windows_paths_or_other_folders_names_nothing():
+    """The list is written with "/" only: a backslash or a drive, which Windows would follow
+    out of --out, makes a name no build file; so do folders and kinds a build never writes."""
+    from speclab.handout_folder import _is_build_file
+
+    assert _is_build_file("answers/01_quiz_game.html") and _is_build_file("fa/01_quiz_game.pdf")
+    for name in ["..\\x\\a.html", "answers\\..\\..\\a.html", "C:a.html", "C:/x/a.html",
+                 "private/a.html", "../a.html", "notes.txt", "answers/../../a.html"]:  # fmt: skip
+        assert not _is_build_file(name), name

@@ -11,7 +11,7 @@ bad figure, Chromium failing, Ctrl-C) leaves the earlier build whole: `speclab.h
 builds in a hidden `.speclab-building-*` folder inside `--out` and moves the files in only
 once every page is made.
 
-`HandoutError`, `read_lesson` and `TRANSLATED` are defined here, below `speclab.handouts`
+`HandoutError`, `read_text_file` and `TRANSLATED` are defined here, below `speclab.handouts`
 (which imports them from here), because these rules raise the first, read the list with
 the second and know the folders of the third.
 
@@ -40,11 +40,11 @@ class HandoutError(ValueError):
     Chromium failing to print)."""
 
 
-def read_lesson(path: Path) -> str:
+def read_text_file(path: Path) -> str:
+    """A lesson's Markdown, or the build's file list: UTF-8 text, else one HandoutError."""
     if path.exists() and not path.is_file():  # reading a named pipe would wait forever
         raise HandoutError(
-            f"{path} is not a regular file (a folder, a pipe or a device): "
-            "a lesson is a Markdown text file"
+            f"{path} is not a regular file (a folder, a pipe or a device): give a UTF-8 text file"
         )
     try:
         return path.read_text(encoding="utf-8")
@@ -64,8 +64,10 @@ def list_written_files(out_dir: Path, written: list[Path]) -> None:
 
 def _is_build_file(name: str) -> bool:
     """Could a build have written this name (relative to --out)? In its folders, of its kinds:
-    a damaged or hand-edited list names nothing else."""
+    a damaged or hand-edited list names nothing else (nor, on Windows, `..\\x` or `C:`)."""
     path = PurePosixPath(name)
+    if "\\" in name or ":" in name:  # the list is written with "/" only
+        return False
     return path.parent.as_posix() in BUILD_FOLDERS and path.suffix in BUILD_SUFFIXES
 
 
@@ -93,7 +95,7 @@ def check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> l
         return []  # new, empty, or holding only what a killed build left
     marker = out_dir / MARKER
     if marker.is_file():
-        names = read_lesson(marker).split("\n")
+        names = read_text_file(marker).split("\n")
         return [out_dir / name for name in names if name and _is_build_file(name)]
     if "<title>speclab handouts</title>" in _text_or_empty(out_dir / "index.html"):
         # A build without its list: from before the list existed, or copied by
@@ -119,7 +121,8 @@ def clear_earlier_build(out_dir: Path, earlier: list[Path]) -> None:
             path.unlink()
     # Their folders are all BUILD_FOLDERS (answers, figures, zh...): check_out_dir saw to it.
     for folder in sorted({path.parent for path in earlier}, key=lambda p: -len(p.parts)):
-        if folder != out_dir and folder.is_dir() and not folder.is_symlink():
+        inside = folder.resolve().is_relative_to(out)
+        if folder != out_dir and inside and folder.is_dir() and not folder.is_symlink():
             if not any(folder.iterdir()):  # emptied by this clearing, or empty already
                 folder.rmdir()
     marker.unlink(missing_ok=True)

@@ -56,7 +56,7 @@ from speclab.handout_folder import (
     check_out_dir,
     clear_earlier_build,
     list_written_files,
-    read_lesson,
+    read_text_file,
 )
 from speclab.student_files import printable
 
@@ -427,7 +427,10 @@ def print_pdf(html_path: Path, pdf_path: Path) -> None:
 
     Chromium failing, or still busy after PRINT_TIMEOUT_S, is a HandoutError.
     """
-    with tempfile.TemporaryDirectory(prefix="speclab-chromium-") as profile:
+    # ignore_cleanup_errors: a Chromium helper still writing there must not hide the real error
+    with tempfile.TemporaryDirectory(
+        prefix="speclab-chromium-", ignore_cleanup_errors=True
+    ) as profile:
         command = [
             str(CHROMIUM),
             "--headless",
@@ -479,7 +482,7 @@ def build_page(
     lang: str = "en",
 ) -> Built:
     """One Markdown file -> out_dir/NAME.html (+ NAME-a4.pdf, NAME-letter.pdf when pdf)."""
-    markdown = read_lesson(source)
+    markdown = read_text_file(source)
     title = page_title(markdown, source.stem)
     out_dir.mkdir(parents=True, exist_ok=True)
     figure_href = Path(*[".."] * len(out_dir.relative_to(figure_dir.parent).parts), "figures")
@@ -509,7 +512,7 @@ def check_no_answers(lessons_dir: Path) -> None:
     for handout in sorted(lessons_dir.glob("*.md")):
         key = lessons_dir / "answers" / handout.name
         if key.exists():
-            leaks = answer_leaks(read_lesson(handout), read_lesson(key))
+            leaks = answer_leaks(read_text_file(handout), read_text_file(key))
             problems += [f"{handout}: {leak}" for leak in leaks]
     if problems:
         raise HandoutError("handouts give answers away:\n" + "\n".join(problems))
