@@ -5,9 +5,9 @@ than k steps: `forward_cost` times one cached forward over n_new = 1..16 new pos
 after a fixed n_past; `cache_vs_recompute` times the next token with and without the KV
 cache. Lesson 04b asks where the time goes: `step_breakdown` splits one decoding step into
 matrix products, attention, elementwise work and Python overhead; `width_sweep` repeats the
-cost curve for random models up to GPT-2 small's width (768). `roofline_time` is a *model* of a GPU forward (weights read
-once per forward at a memory bandwidth, against arithmetic at a peak rate) whose numbers
-are assumptions the caller states. `speclab bench forward` runs the measurements and
+cost curve for random models up to GPT-2 small's width (768). `roofline_time` is a *model*
+of a GPU forward (weights read once per forward at a memory bandwidth, against arithmetic
+at a peak rate) whose numbers are assumptions the caller states. `speclab bench forward` runs the measurements and
 saves them with a record of the machine.
 
 How it is timed (speclab.timing): every setting in the same run, interleaved, medians with

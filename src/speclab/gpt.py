@@ -21,8 +21,8 @@ code paths). In float64 those differences are ~1e-16 of the logits, so two candi
 have to tie to ~15 digits to swap; in float32 (~1e-7) near-ties do happen in long runs.
 The wider dtype costs time (lesson 04b measures how much); exact agreement is worth it here.
 
-Left out: dropout, training (see `speclab.train`, which has its own forward and backward
-and is checked against this one), batching of several sequences, and BPE.
+Left out: dropout, training (see `speclab.train`; its forward and backward are
+`speclab.backprop`'s, checked against this one), batching of several sequences, and BPE.
 """
 
 import math

@@ -3,9 +3,10 @@
 Lessons 04 and 04b (measured by speclab.bench): `forward_cost_figure` (one forward against
 n_new, in ms and as a ratio), `cache_figure` (next token with and without the KV cache),
 then 04b's `breakdown_figure` (where one forward's time goes) and `roofline_figure` (a
-labelled model of a GPU forward). Lesson 06 (a `speclab bench decode` report): `predicted_vs_measured_figure`,
-`k_speedup_figure`, `time_per_token_figure` (where the time goes and why speculation loses)
-and `boundary_figure` (speedup over alpha with and without the verify cost).
+labelled model of a GPU forward). Lesson 06 (a `speclab bench decode` report):
+`predicted_vs_measured_figure`, `k_speedup_figure`, `time_per_token_figure` (where the time
+goes and why speculation loses) and `boundary_figure` (speedup over alpha with and without
+the verify cost).
 """
 
 from collections.abc import Sequence
