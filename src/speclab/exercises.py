@@ -96,8 +96,33 @@ COLUMN_ALIASES = {
     "حدس": "guess",
     "خروجی مورد انتظار": "expected_output",
 }
-PERSIAN_PUNCTUATION = {"،": "،", "؛": "؛"}  # Arabic comma and semicolon
-FULL_WIDTH_PUNCTUATION = ("，", "、", "；")  # what a Chinese input method types for , and ;
+# Marks a Persian keyboard (Arabic comma and semicolon) or a Chinese input method (full-width
+# comma, ideographic comma, full-width semicolon) types where the checker needs ','. Each
+# kind has its message for a header separated by one, and for a cell that holds one.
+_PERSIAN = (
+    N_(
+        "{name}: the header (row {row}) is separated by the Persian '{mark}', which "
+        "the checker does not read as a separator; save the file with Latin commas "
+        "',' (a spreadsheet's 'CSV UTF-8'), or write prefix,guess,expected_output"
+    ),
+    N_(
+        "{column} {value!r} holds the Persian '{mark}': cells are separated by "
+        "Latin commas ',', and a cell holds capital letters A-Z only"
+    ),
+)
+_FULL_WIDTH = (
+    N_(
+        "{name}: the header (row {row}) is separated by the full-width '{mark}', which "
+        "the checker does not read as a separator; type Latin commas ',' (switch the "
+        "input method to half-width), or write prefix,guess,expected_output"
+    ),
+    N_(
+        "{column} {value!r} holds the full-width '{mark}': cells are separated by "
+        "Latin commas ',', and a cell holds capital letters A-Z only"
+    ),
+)
+FOREIGN_SEPARATORS = {"،": _PERSIAN, "؛": _PERSIAN, "，": _FULL_WIDTH, "、": _FULL_WIDTH,
+                      "；": _FULL_WIDTH}  # fmt: skip
 # Header names a student may give the expected output: with none of them read, the
 # predictions would go unchecked without a word. (Typos are caught by their closeness.)
 EXPECTED_LOOKALIKES = {"expected", "expect", "output", "prediction", "predicted", "预期", "输出"}
@@ -224,30 +249,10 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
                 column=cut(name, SHOWN_CELL_CHARS),
             )
     missing = [name for name in REQUIRED_COLUMNS if name not in names]
-    persian = [mark for code, mark in PERSIAN_PUNCTUATION.items() if code in "".join(cells)]
-    if missing and persian:
-        raise GuessFileError(
-            N_(
-                "{name}: the header (row {row}) is separated by the Persian '{mark}', which "
-                "the checker does not read as a separator; save the file with Latin commas "
-                "',' (a spreadsheet's 'CSV UTF-8'), or write prefix,guess,expected_output"
-            ),
-            name=shown(str(path)),
-            row=row_number,
-            mark=persian[0],
-        )
-    full_width = [mark for mark in FULL_WIDTH_PUNCTUATION if mark in "".join(cells)]
-    if missing and full_width:
-        raise GuessFileError(
-            N_(
-                "{name}: the header (row {row}) is separated by the full-width '{mark}', which "
-                "the checker does not read as a separator; type Latin commas ',' (switch the "
-                "input method to half-width), or write prefix,guess,expected_output"
-            ),
-            name=shown(str(path)),
-            row=row_number,
-            mark=full_width[0],
-        )
+    marks = [mark for mark in FOREIGN_SEPARATORS if mark in "".join(cells)]
+    if missing and marks:
+        header_message, _ = FOREIGN_SEPARATORS[marks[0]]
+        raise GuessFileError(header_message, name=shown(str(path)), row=row_number, mark=marks[0])
     if missing:
         found = ", ".join(f"'{cut(cell.strip(), SHOWN_CELL_CHARS)}'" for cell in cells[:8])
         found += ", ..." if len(cells) > 8 else ""
@@ -325,24 +330,9 @@ def _cell_problem(name: str, value: str) -> Message | str:
             ),
             {"column": name, "value": value},
         )
-    for code, mark in PERSIAN_PUNCTUATION.items():
-        if code in value:
-            return Message(
-                N_(
-                    "{column} {value!r} holds the Persian '{mark}': cells are separated by "
-                    "Latin commas ',', and a cell holds capital letters A-Z only"
-                ),
-                {"column": name, "value": value, "mark": mark},
-            )
-    for mark in FULL_WIDTH_PUNCTUATION:
+    for mark, (_, cell_message) in FOREIGN_SEPARATORS.items():
         if mark in value:
-            return Message(
-                N_(
-                    "{column} {value!r} holds the full-width '{mark}': cells are separated by "
-                    "Latin commas ',', and a cell holds capital letters A-Z only"
-                ),
-                {"column": name, "value": value, "mark": mark},
-            )
+            return Message(cell_message, {"column": name, "value": value, "mark": mark})
     digit = next((char for char in value if char.isdigit()), None)
     if value[:1] in ("=", "+", "-", "@"):
         digit = None  # '=1+1', a spreadsheet formula: its first character is what to say
