@@ -13,9 +13,9 @@ import sys
 import pytest
 
 from speclab import cli, handouts
+from speclab.answer_check import answer_leaks
 from speclab.handout_folder import HandoutError
 from speclab.handouts import (
-    answer_leaks,
     build_all,
     build_page,
     chromium_available,
@@ -95,56 +95,12 @@ def test_no_handout_contains_its_answers(handout, key, tmp_path):
     assert not re.search(r"<h[1-6][^>]*>\s*(answer key|answers?|solutions?)\b", printed, re.I)
 
 
-# --- the leak checker can fail ------------------------------------------------------------
-
-HANDOUT = """# Lesson 99 · handout
-
-## Exercise 1 · Count
-
-| accepted m | tokens |
-|---|---|
-| 0 | ______ |
-| 2 | ______ |
-
-Why? ________________________________________________
-"""
-KEY = """# Lesson 99 · answer key
-
-## Exercise 1
-
-| accepted m | tokens |
-|---|---|
-| 0 | 1 |
-| 2 | 3 |
-
-Every round adds the target's own token, so m accepted drafts give m + 1 tokens.
-"""
-
-
-def test_leak_checker_passes_a_clean_handout():
-    assert answer_leaks(HANDOUT, KEY) == []
-
-
-@pytest.mark.parametrize(
-    "leaky, found",
-    [
-        (HANDOUT.replace("| 2 | ______ |", "| 2 | 3 |"), "table row '2 | 3'"),
-        (HANDOUT + "\n" + KEY.split("\n", 1)[1], "answer-key sentence"),
-        (HANDOUT + "\n## Answers\n\n1, 3\n", "answer heading 'Answers'"),
-        (HANDOUT + "\n### Solution to exercise 1\n", "answer heading"),
-    ],
-    ids=["filled table", "key pasted", "answers heading", "solution heading"],
-)
-def test_leak_checker_finds_leaks(leaky, found):
-    leaks = answer_leaks(leaky, KEY)
-    assert any(found in leak for leak in leaks), leaks
-
-
 def test_build_stops_on_a_leaking_handout(tmp_path):
     lessons = tmp_path / "lessons"
     (lessons / "answers").mkdir(parents=True)
-    (lessons / "99_x.md").write_text(HANDOUT.replace("| 0 | ______ |", "| 0 | 1 |"), "utf-8")
-    (lessons / "answers" / "99_x.md").write_text(KEY, "utf-8")
+    table = "| accepted m | tokens |\n|---|---|\n| 0 | 1 |\n"
+    (lessons / "99_x.md").write_text("# Lesson 99\n\n" + table, "utf-8")  # the key's filled row
+    (lessons / "answers" / "99_x.md").write_text("# Lesson 99 · key\n\n" + table, "utf-8")
     with pytest.raises(HandoutError, match="99_x.md.*table row"):
         build_all(lessons, tmp_path / "out", pdf=False)
     assert not (tmp_path / "out" / "99_x.html").exists()

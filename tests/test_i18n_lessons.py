@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from lesson_tables import checked_tables
 
-from speclab.handouts import answer_leaks, build_page
+from speclab.answer_check import answer_leaks
+from speclab.handouts import build_page
 from speclab.paths import repo_root
 
 LESSONS = repo_root() / "lessons"

@@ -20,9 +20,8 @@ caption. Values are read as int, float, `true`/`false`, a comma list of numbers
 (`cases=0,2,4`) or else text (`draft=ABX`, `prefix=`); `%20` is a space. Pasted
 screenshots are not needed and not wanted: the figure is redrawn from the code.
 
-Answers stay out of handouts: `answer_leaks(handout, key)` lists what a handout shares
-with its answer key (an "Answers"/"Solution" heading, a sentence of the key, a table row
-of the key with its blanks filled), and the build stops when it finds any.
+Answers stay out of handouts: the build stops when a handout shares anything with its answer
+key (`speclab.answer_check`).
 
 Print rules (CSS `@media print`): A4 and Letter, 16 mm margins, page numbers in the
 page footer; an "Exercise ..." section (from its `##` heading to the next) on one page
@@ -48,6 +47,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from speclab.answer_check import check_no_answers, markdown_parser
 from speclab.cli import path_argument
 from speclab.handout_folder import (
     STAGE_PREFIX,
@@ -66,10 +66,7 @@ PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
 MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
 BLANK = re.compile(r"_{4,}")
-# Headings that open an answer section; they belong in lessons/answers/, not in a handout.
-ANSWER_HEADING = re.compile(r"^\s*(answer key|answers?|solutions?)\b", re.IGNORECASE)
 EXERCISE_HEADING = re.compile(r"\s*exercise\b", re.IGNORECASE)  # printed on one page if it fits
-MIN_SENTENCE_CHARS = 40  # shorter key sentences ("a) 3 squares.") may repeat a question
 
 
 FONTS = {
@@ -227,12 +224,6 @@ def _one_line(text: str, width: int = 200) -> str:
     return line if len(line) <= width else line[: width - 3] + "..."
 
 
-def _markdown():
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
-
-
 def _blank_lines(escaped: str) -> str:
     """Runs of underscores become writing lines about as long as the run."""
     return BLANK.sub(
@@ -243,7 +234,7 @@ def _blank_lines(escaped: str) -> str:
 
 def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
     """The Markdown as HTML (body only), figures drawn into figure_dir and linked by figure_href."""
-    md = _markdown()
+    md = markdown_parser()
 
     def text(renderer, tokens, index, options, env):
         return _blank_lines(html.escape(tokens[index].content, quote=False))
@@ -315,94 +306,6 @@ def html_document(
         "</style>\n</head>\n"
         f'<body class="{"answers" if answers else "handout"}">\n{banner}{body}</body>\n</html>\n'
     )
-
-
-# --- answers stay out of handouts --------------------------------------------------------
-
-
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _inline_text(token) -> str:
-    """An inline token as the reader sees it: text and code, line breaks as spaces."""
-    pieces = [
-        " " if child.type in ("softbreak", "hardbreak") else child.content
-        for child in token.children or []
-    ]
-    return _normalise("".join(pieces))
-
-
-def _blocks(markdown: str) -> dict[str, list]:
-    """Headings, sentences of paragraphs and list items, and table rows, as plain text."""
-    tokens = _markdown().parse(markdown)
-    found: dict[str, list] = {"headings": [], "sentences": [], "rows": []}
-    row: list[str] | None = None
-    for i, token in enumerate(tokens):
-        if token.type == "tr_open":
-            row = []
-        elif token.type == "tr_close" and row is not None:
-            found["rows"].append(tuple(row))
-            row = None
-        elif token.type == "inline":
-            plain = _inline_text(token)
-            if row is not None:
-                row.append(plain)
-            elif tokens[i - 1].type == "heading_open":
-                found["headings"].append(plain)
-            else:
-                found["sentences"] += re.split(r"(?<=[.!?])\s+", plain)
-    return found
-
-
-def _is_blank(cell: str) -> bool:
-    return not cell or bool(re.fullmatch(r"_+|\?+", cell))
-
-
-def answer_leaks(handout: str, key: str) -> list[str]:
-    """What the handout (Markdown) gives away of its answer key (Markdown); [] if nothing.
-
-    A leak is: a heading that opens an answer section; a sentence of the key (at least
-    MIN_SENTENCE_CHARS long) found in the handout; or a key table row that also appears in
-    the handout, cell for cell, where the key fills in a cell (handouts leave blanks).
-    """
-    handout_blocks, key_blocks = _blocks(handout), _blocks(key)
-    leaks = [
-        f"answer heading {heading!r}"
-        for heading in handout_blocks["headings"]
-        if ANSWER_HEADING.match(heading)
-    ]
-    handout_text = _normalise(" ".join(handout_blocks["sentences"] + handout_blocks["headings"]))
-    leaks += [
-        f"answer-key sentence {sentence!r}"
-        for sentence in key_blocks["sentences"]
-        if len(sentence) >= MIN_SENTENCE_CHARS and sentence in handout_text
-    ]
-    handout_rows = set(handout_blocks["rows"])
-    leaks += [
-        f"answer-key table row {' | '.join(row)!r}"
-        for row in key_blocks["rows"]
-        if row in handout_rows
-        and len(row) > 1
-        and not any(map(_is_blank, row))
-        and row not in _header_rows(handout)
-    ]
-    return leaks
-
-
-def _header_rows(markdown: str) -> set[tuple[str, ...]]:
-    """Table header rows: a handout and its key share them by design."""
-    tokens = _markdown().parse(markdown)
-    headers, row, in_head = set(), [], False
-    for token in tokens:
-        if token.type == "thead_open":
-            in_head, row = True, []
-        elif token.type == "thead_close":
-            in_head = False
-            headers.add(tuple(row))
-        elif in_head and token.type == "inline":
-            row.append(_inline_text(token))
-    return headers
 
 
 # --- building -----------------------------------------------------------------------------
@@ -504,18 +407,6 @@ def build_page(
             finally:
                 page.unlink(missing_ok=True)
     return Built(source, html_path, tuple(pdfs), title)
-
-
-def check_no_answers(lessons_dir: Path) -> None:
-    """Stop the build if any handout gives away its answer key (same file name in answers/)."""
-    problems = []
-    for handout in sorted(lessons_dir.glob("*.md")):
-        key = lessons_dir / "answers" / handout.name
-        if key.exists():
-            leaks = answer_leaks(read_text_file(handout), read_text_file(key))
-            problems += [f"{handout}: {leak}" for leak in leaks]
-    if problems:
-        raise HandoutError("handouts give answers away:\n" + "\n".join(problems))
 
 
 def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list[Built]:
