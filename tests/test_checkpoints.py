@@ -18,7 +18,7 @@ def test_the_kept_checkpoint_resumes_with_the_current_recipe():
 
     from speclab.checkpoints import load_checkpoint
     from speclab.paths import repo_root, weights_dir
-    from speclab.train import with_overrides
+    from speclab.train_cli import with_overrides
 
     readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
     command = re.search(r"`speclab train target --run-dir runs/more((?: --set \S+)*)`", readme)

@@ -12,7 +12,8 @@ import pytest
 from speclab.copy_metrics import copy_gap, copy_probes
 from speclab.gpt import GPTConfig, forward
 from speclab.recipe import RECIPES, TrainConfig
-from speclab.train import learning_rate, loop_penalty, own_loops, row_length, with_overrides
+from speclab.train import learning_rate, loop_penalty, own_loops, row_length
+from speclab.train_cli import with_overrides
 from speclab.weights import flatten, init_params, load
 
 
@@ -319,6 +320,18 @@ def test_init_from_goes_on_with_a_changed_recipe_and_records_it(tmp_path):
     assert meta["recipe"]["interleave_fraction"] == 0.5
     # the first run is untouched and still resumes with its own recipe
     assert run_train("smoke", "--smoke", "--run-dir", first).returncode == 0
+
+
+def test_a_resumed_run_records_its_new_number_of_steps(tmp_path):
+    """Going on in the same --run-dir with more steps (the README's way on from the kept
+    checkpoint) changes the schedule: the weights' record says so, and when."""
+    run_dir, out = tmp_path / "run", tmp_path / "out.npz"
+    assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--steps", "3").returncode == 0
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--steps", "6", "--out", out)
+    assert result.returncode == 0, result.stderr
+    meta = load(out).meta
+    assert meta["recipe_changes"] == [{"at_step": 3, "changed": {"steps": [3, 6]}}]
+    assert meta["recipe"]["steps"] == 6 == meta["trained_steps"]
 
 
 def test_init_from_refuses_a_missing_file_a_used_run_dir_and_another_shape(tmp_path):

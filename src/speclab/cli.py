@@ -19,7 +19,7 @@ SUBCOMMANDS = {
     "check-guesses": ("speclab.guesses_report", "check a CSV of guesses against the ABCDEFG path"),
     "demo": ("speclab.demo", "speculative decoding on the shipped model, coloured"),
     "bench": ("speclab.bench_cli", "benchmark: forward cost, speedup per scenario"),
-    "train": ("speclab.train", "train the target or draft model in numpy"),
+    "train": ("speclab.train_cli", "train the target or draft model in numpy"),
     "handouts": ("speclab.handouts", "build printable handouts (HTML, PDF) from lessons/"),
 }
 

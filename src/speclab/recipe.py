@@ -6,7 +6,7 @@ changeable with --set; the target and draft of lessons 04–07 were made from th
 each copying option changed). The copy-document fields shape the rows that speclab.corpus
 cuts; the rest are the model's shape, the schedule and the optimiser's (speclab.train).
 
-Left out: checking the fields; speclab.train's `with_overrides` refuses a bad --set change.
+Left out: checking the fields; speclab.train_cli's `with_overrides` refuses a bad --set change.
 """
 
 from dataclasses import dataclass

@@ -1,0 +1,237 @@
+"""`speclab train`: the command line of speclab.train.
+
+Reads the recipe (speclab.recipe) and its --set changes, checks every path before hours of
+training (the run folder, --out, --init-from), runs `speclab.train.train` and prints one line:
+the steps, the time and the held-out bits per byte. Every problem is one line and status 2
+(bad arguments) or 1 (the run failed).
+"""
+
+import errno
+import math
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from speclab.checkpoints import is_weights_file
+from speclab.cli import path_argument
+from speclab.copy_metrics import MIN_N_CTX
+from speclab.gpt import GPTConfig
+from speclab.recipe import RECIPES, TrainConfig
+from speclab.report_files import writable_folder
+from speclab.student_files import printable
+from speclab.train import train
+from speclab.weights import config_problem
+
+
+def add_arguments(parser):
+    parser.add_argument("recipe", choices=sorted(RECIPES), help="which model to train")
+    parser.add_argument("--run-dir", type=path_argument, default=None,
+                        help="checkpoint folder (default runs/RECIPE); an existing one resumes")  # fmt: skip
+    parser.add_argument("--out", type=path_argument, default=None,
+                        help="weights file to write at every checkpoint (default: none)")  # fmt: skip
+    parser.add_argument("--steps", type=int, default=None, help="override the recipe's steps")
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=0,
+        help="stop (with a checkpoint) after this many minutes of this sitting",
+    )
+    parser.add_argument(
+        "--stop-at", type=int, default=0, metavar="STEP",
+        help="stop at this step (the schedule still spans --steps): short runs to compare recipes",
+    )  # fmt: skip
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="FIELD=VALUE",
+        help="change one field of the recipe, e.g. --set short_steps=0 (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--init-from", type=path_argument, default=None, metavar="CHECKPOINT",
+        help="start a new --run-dir from another run's checkpoint, or at step 0 from a weights "
+        "file (one with fewer layers than the recipe grows: new layers on top, starting as the identity)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--smoke", action="store_true", help="the tiny recipe, a few steps (for tests)"
+    )
+
+
+def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
+    """The recipe with --set FIELD=VALUE changes applied; a clear error for a bad one."""
+    fields = asdict(cfg)
+    changes = {}
+    for setting in settings:
+        name, sep, text = setting.partition("=")
+        name = name.strip()
+        if not sep or name not in fields:
+            raise ValueError(
+                f"--set {setting!r}: expected FIELD=VALUE with FIELD one of {', '.join(fields)}"
+            )
+        kind = type(fields[name])
+        try:
+            value = float(text) if kind is float or "e" in text.lower() else int(text)
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or kind is int and value != int(value):
+            raise ValueError(f"--set {setting!r}: {text.strip()!r} is not a valid {kind.__name__}"
+                             + (" (a whole number)" if kind is int else ""))  # fmt: skip
+        changes[name] = kind(value)
+    cfg = TrainConfig(**(fields | changes))
+    positive = ("n_layer", "n_head", "n_embd", "n_ctx", "steps", "batch_tokens", "n_seq",
+                "val_every", "lr")  # fmt: skip
+    for name in positive:
+        if getattr(cfg, name) <= 0:
+            raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
+    if cfg.n_ctx < MIN_N_CTX:
+        raise ValueError(f"--set n_ctx={cfg.n_ctx}: must be at least {MIN_N_CTX}, the room "
+                         "a copy probe needs (text, a snippet, a blank line, the snippet "
+                         "again)")  # fmt: skip
+    if cfg.n_seq > cfg.n_ctx:  # else stage 1 would silently train on rows of n_ctx
+        raise ValueError(f"--set: n_seq={cfg.n_seq} (stage 1's row length) is longer than "
+                         f"the context, n_ctx={cfg.n_ctx}; --set n_seq={cfg.n_ctx} "
+                         "or less")  # fmt: skip
+    fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
+                 "block_fraction", "top_level_fraction", "few_letters_fraction")  # fmt: skip
+    if not 0 <= cfg.loop_rows <= 64 or cfg.loop_weight < 0:
+        raise ValueError(f"--set loop_rows={cfg.loop_rows}, loop_weight={cfg.loop_weight}: "
+                         "loop_rows must be 0 to 64 (each is a greedy continuation, every step), "
+                         "loop_weight not negative")  # fmt: skip
+    for name in (*fractions, "min_lr_ratio"):
+        if not 0 <= getattr(cfg, name) <= 1:
+            raise ValueError(f"--set {name}={getattr(cfg, name)}: must be between 0 and 1")
+    if not 0 < cfg.hard_copy_weight <= 10_000 or cfg.hard_copy_bytes < 1:
+        raise ValueError(f"--set hard_copy_weight={cfg.hard_copy_weight}, hard_copy_bytes="
+                         f"{cfg.hard_copy_bytes}: the weight must be above 0 and at most "
+                         "10,000 (1: off), the bytes at least 1")  # fmt: skip
+    for name in (
+        "weight_decay",
+        "warmup",
+        "short_steps",
+        "max_corpus_bytes",
+        "seed",
+        "average_from",
+    ):
+        if getattr(cfg, name) < 0:
+            raise ValueError(f"--set {name}={getattr(cfg, name)}: must not be negative")
+    if cfg.grad_clip <= 0:
+        raise ValueError(f"--set grad_clip={cfg.grad_clip}: must be above 0 (the largest "
+                         "gradient norm let through; 1.0 in every recipe)")  # fmt: skip
+    problem = config_problem(GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx))
+    if problem:  # trained for hours, then refused by every loader: say so before the first step
+        raise ValueError(f"--set: speclab cannot load a model of this shape ({problem})")
+    return cfg
+
+
+def _leads_into_a_loop(path: Path) -> bool:
+    """Whether path is, or goes through, a symbolic link loop. Such a path neither exists nor
+    can be made: mkdir says only "File exists", and pathlib's resolve() raises RuntimeError."""
+    try:
+        path.stat()
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
+def _out_problem(out: Path, run_dir: Path) -> str | None:
+    """Why the weights cannot be written to out (checked before hours of training), or None."""
+    if out.resolve() == (run_dir / "checkpoint.npz").resolve():
+        return f"--out {out} is the run's checkpoint; the weights need a file of their own"
+    if out.is_dir() or out.resolve() == run_dir.resolve():
+        return f"--out {out} is a folder; give a file name, e.g. {out / 'target.npz'}"
+    if out.suffix != ".npz":
+        return f"--out {out}: a weights file's name ends in .npz, e.g. {out.with_suffix('.npz')}"
+    if out.exists() and not is_weights_file(out):
+        return f"--out {out} exists and is not a speclab weights file; it is left as it is"
+    try:
+        writable_folder(out.parent, name=f"--out {out}: its folder {out.parent}")
+    except OSError as error:
+        return str(error)
+    return None
+
+
+def run(args) -> int:
+    name = "smoke" if args.smoke else args.recipe
+    cfg = RECIPES[name]
+    if args.steps is not None:
+        if args.steps < 1:
+            print("speclab train: --steps must be at least 1", file=sys.stderr)
+            return 2
+        cfg = TrainConfig(**(asdict(cfg) | {"steps": args.steps}))
+    if args.smoke and args.recipe != "smoke":
+        print(printable(f"speclab train: --smoke trains the tiny smoke recipe, not {args.recipe!r}; "
+              "drop --smoke or name the recipe 'smoke'"), file=sys.stderr)  # fmt: skip
+        return 2
+    if not args.max_minutes >= 0:  # also nan
+        print("speclab train: --max-minutes must be positive (0: no limit)", file=sys.stderr)
+        return 2
+    if args.stop_at < 0:
+        print("speclab train: --stop-at must be a step number (0: no early stop)", file=sys.stderr)
+        return 2
+    try:
+        cfg = with_overrides(cfg, args.set)
+    except ValueError as error:
+        print(printable(f"speclab train: {error}"), file=sys.stderr)
+        return 2
+    run_dir = args.run_dir or Path("runs") / name
+    for path in (run_dir, run_dir / "checkpoint.npz", args.out, args.init_from):
+        if path is not None and _leads_into_a_loop(path):
+            loop = f"{path} leads into a symbolic link loop (a link that points back to itself)"
+            print(printable(f"speclab train: {loop}; remove the link or give another path"),
+                  file=sys.stderr)  # fmt: skip
+            return 2
+    if run_dir.is_symlink() and not run_dir.exists():  # mkdir would say only "File exists"
+        print(printable(f"speclab train: --run-dir {run_dir} is a symbolic link to "
+              f"{os.readlink(run_dir)}, which does not exist; make that folder or give another "
+              "--run-dir"), file=sys.stderr)  # fmt: skip
+        return 2
+    if run_dir.exists() and not run_dir.is_dir():
+        print(
+            printable(f"speclab train: --run-dir {run_dir} is a file; give a folder"),
+            file=sys.stderr,
+        )
+        return 2
+    if args.init_from is not None and args.init_from.is_dir():
+        inside = args.init_from / "checkpoint.npz"
+        hint = f"; its checkpoint is {inside}" if inside.is_file() else ""
+        print(printable(f"speclab train: --init-from {args.init_from} is a folder; give a checkpoint.npz "
+              f"or a weights file{hint}"), file=sys.stderr)  # fmt: skip
+        return 2
+    if args.init_from is not None and not args.init_from.is_file():
+        print(
+            printable(f"speclab train: --init-from {args.init_from}: no such checkpoint"),
+            file=sys.stderr,
+        )
+        return 2
+    if args.init_from is not None and (run_dir / "checkpoint.npz").exists():
+        print(printable(f"speclab train: {run_dir} already has a checkpoint, which resumes; "
+              "--init-from starts a new --run-dir"), file=sys.stderr)  # fmt: skip
+        return 2
+    if args.out is not None:
+        problem = _out_problem(args.out, run_dir)
+        if problem:
+            print(printable(f"speclab train: {problem}"), file=sys.stderr)
+            return 2
+    try:
+        log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
+                    init_from=args.init_from)  # fmt: skip
+    except BrokenPipeError:
+        raise  # the command line's own handling: a closed pipe ends quietly
+    except (ValueError, OSError) as error:
+        print(printable(f"speclab train: {error}"), file=sys.stderr)
+        return 1
+    except MemoryError as error:  # a recipe too big for this machine, e.g. --set batch_tokens=1e12
+        print(
+            printable(f"speclab train: not enough memory for this recipe ({error})"),
+            file=sys.stderr,
+        )
+        return 1
+    last = log["history"][-1] if log["history"] else {}
+    mean = ""
+    if "average" in last:
+        count, first = log["average"]["count"], log["average"]["first_step"]
+        mean = (f"; the mean of the weights at {count} validations from step {first} on: "
+                f"{last['average']['val_bits_per_byte']} bits/byte")  # fmt: skip
+    elif cfg.average_from:  # asked for a mean, got the last weights: say so
+        mean = f"; no mean yet: no validation at or after average_from={cfg.average_from}"
+    print(f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
+          f"validation {last.get('val_bits_per_byte')} bits/byte{mean}")  # fmt: skip
+    return 0
