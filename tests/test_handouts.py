@@ -9,6 +9,8 @@ import os
 import re
 import shutil
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -394,6 +396,37 @@ def test_chromium_failing_is_one_line_and_keeps_the_earlier_build(
     assert status == 1
     assert err == f"handouts: Chromium could not print the PDFs {reason}\n"
     assert _files(out) == before
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"  # a zombie has ended; only its parent's wait is missing
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("ends", ["hangs", "exits"])
+def test_chromium_helpers_do_not_outlive_the_print(tmp_path, monkeypatch, ends):
+    """Chromium starts renderer and GPU helpers; killing Chromium alone would leave them."""
+    pids = tmp_path / "helper.pid"
+    chromium = tmp_path / "chromium"
+    last = "exec sleep 30\n" if ends == "hangs" else "exit 1\n"
+    chromium.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pids}\n{last}", "utf-8")
+    chromium.chmod(0o755)
+    monkeypatch.setattr(handouts, "CHROMIUM", chromium)
+    monkeypatch.setattr(handouts, "PRINT_TIMEOUT_S", 2.0)
+    html_path = tmp_path / "page.html"
+    html_path.write_text("<p>x</p>", "utf-8")
+    with pytest.raises(HandoutError, match="Chromium could not print"):
+        handouts.print_pdf(html_path, tmp_path / "page.pdf")
+    helper = int(pids.read_text())
+    for _ in range(50):  # SIGKILL is delivered at once; give the kernel a moment
+        if not _running(helper):
+            break
+        time.sleep(0.02)
+    assert not _running(helper)
 
 
 def test_a_figure_matplotlib_cannot_typeset_is_one_line(tmp_path, capsys):

@@ -37,9 +37,12 @@ Arabic fonts first, and its banner and page footer in its language.
 """
 
 import argparse
+import contextlib
 import html
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -350,26 +353,54 @@ def print_pdf(html_path: Path, pdf_path: Path) -> None:
             f"--print-to-pdf={pdf_path}",
             html_path.resolve().as_uri(),
         ]
-        try:
-            result = subprocess.run(
-                command, capture_output=True, text=True, errors="replace", timeout=PRINT_TIMEOUT_S
-            )
-        except subprocess.TimeoutExpired:
-            raise _chromium_error(f"no PDF after {PRINT_TIMEOUT_S:g} s") from None
-        except OSError as error:  # not executable, or gone since chromium_available()
-            raise _chromium_error(f"{CHROMIUM}: {error.strerror or error}") from None
-    if result.returncode != 0 or not pdf_path.exists():
+        returncode, stderr = _run_chromium(command)
+    if returncode != 0 or not pdf_path.exists():
         # Its last line says why (the first ones are warnings about D-Bus and the like);
         # a log line starts with [process:thread:time:ERROR:source.cc:line].
-        lines = [re.sub(r"^\[[^\]]*\]\s*", "", line) for line in result.stderr.splitlines()]
+        lines = [re.sub(r"^\[[^\]]*\]\s*", "", line) for line in stderr.splitlines()]
         last = next((line for line in reversed(lines) if line.strip()), "")
-        if result.returncode < 0:
-            status = f"stopped by signal {-result.returncode}"
-        elif result.returncode > 0:
-            status = f"exit status {result.returncode}"
+        if returncode < 0:
+            status = f"stopped by signal {-returncode}"
+        elif returncode > 0:
+            status = f"exit status {returncode}"
         else:
             status = "no PDF written"
         raise _chromium_error(f"{status}: {last}" if last else status)
+
+
+def _run_chromium(command: list[str]) -> tuple[int, str]:
+    """Run Chromium in a process group of its own: (exit status, stderr).
+
+    After PRINT_TIMEOUT_S, or on Ctrl-C or any error here, the whole group is killed: its
+    renderer and GPU helpers too, which killing Chromium alone leaves running (and which,
+    in a group of their own, a Ctrl-C at the terminal does not reach).
+    """
+    try:
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            errors="replace", start_new_session=True,
+        )  # fmt: skip
+    except OSError as error:  # not executable, or gone since chromium_available()
+        raise _chromium_error(f"{CHROMIUM}: {error.strerror or error}") from None
+    try:
+        _, stderr = process.communicate(timeout=PRINT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise _chromium_error(f"no PDF after {PRINT_TIMEOUT_S:g} s") from None
+    except BaseException:
+        _kill_group(process)
+        raise
+    _kill_group(process)  # helpers that outlive a Chromium that has exited
+    return process.returncode, stderr
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
+        os.killpg(process.pid, signal.SIGKILL)  # AttributeError: Windows, no process groups
+    process.kill()  # does nothing once it has exited; then reap it
+    process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 def _chromium_error(reason: str) -> HandoutError:
