@@ -342,6 +342,33 @@ def test_a_build_copied_without_its_list_keeps_the_teachers_files(tmp_path, caps
         assert (site / "99_x.html").is_file() and (site / "answers" / "99_x.html").is_file()
 
 
+@pytest.mark.parametrize("kind", ["link", "file"])
+@pytest.mark.parametrize("name", ["answers", "figures", "zh/answers"])
+def test_a_build_folder_that_is_a_link_or_a_file_is_refused(tmp_path, capsys, kind, name):
+    """out/answers -> elsewhere: the keys would be written (over same-named files) there; a
+    file in its place: the rebuild would fail after removing the earlier build."""
+    lessons = _small_lessons(tmp_path)
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    build_all(lessons, out, pdf=False)
+    before = _files(out)
+    elsewhere.mkdir()
+    (elsewhere / "mine.html").write_text("mine", "utf-8")
+    folder = out / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "link":
+        folder.symlink_to(elsewhere, target_is_directory=True)
+    else:
+        folder.write_text("notes", "utf-8")
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and f"{folder} is a {kind}" in err, err
+    assert [path.name for path in elsewhere.iterdir()] == ["mine.html"]
+    after = _files(out)
+    assert all(after[key] == data for key, data in before.items() if not key.startswith(name))
+
+
 def test_a_rebuild_removes_only_build_files_named_in_the_list(tmp_path):
     """A hand-edited or damaged list cannot make a rebuild delete what a build never writes."""
     lessons = _small_lessons(tmp_path)

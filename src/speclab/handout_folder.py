@@ -3,7 +3,9 @@ rebuild removes there, so that `--out` never costs a teacher a file of their own
 
 `--out` may name another folder than `build/handouts`: a new or empty one, or an earlier
 build, of which a rebuild removes only the files that build wrote (listed in
-`.speclab-handouts`); any other folder, or one inside the lessons, is refused untouched. An
+`.speclab-handouts`); any other folder, or one inside the lessons, is refused untouched, and
+so is one whose `answers`, `figures`, `zh` or `fa` is a link or a file (the build would write
+through the link, or fail halfway). An
 earlier build without that list (copied by `cp -r build/handouts/* site/`, which leaves
 hidden files behind) has only the files a build of the current lessons writes replaced:
 whatever else is beside them may be the teacher's own, so it stays. A rebuild that stops (a
@@ -91,6 +93,14 @@ def check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> l
                            "choose a folder outside it (default: build/handouts)")  # fmt: skip
     if out_dir.exists() and not out_dir.is_dir():
         raise HandoutError(f"--out {out_dir} is a file, not a folder")
+    for name in BUILD_FOLDERS[1:]:  # a build writes in these: they must be its own folders
+        folder = out_dir / name
+        if folder.is_symlink():  # the pages would land wherever it points (answers -> ~/x)
+            raise HandoutError(f"--out {out_dir}: {folder} is a link, and a build writes its "
+                               "own folder there: remove the link or choose another --out")  # fmt: skip
+        if folder.exists() and not folder.is_dir():
+            raise HandoutError(f"--out {out_dir}: {folder} is a file, and a build writes a "
+                               "folder there: move it or choose another --out")  # fmt: skip
     if not out_dir.is_dir() or all(p.name.startswith(STAGE_PREFIX) for p in out_dir.iterdir()):
         return []  # new, empty, or holding only what a killed build left
     marker = out_dir / MARKER
