@@ -5,10 +5,10 @@ rebuild removes there, so that `--out` never costs a teacher a file of their own
 build, of which a rebuild removes only the files that build wrote (listed in
 `.speclab-handouts`); any other folder, or one inside the lessons, is refused untouched, and
 so is one whose `answers`, `figures`, `zh` or `fa` is a link or a file (the build would write
-through the link, or fail halfway). An
-earlier build without that list (copied by `cp -r build/handouts/* site/`, which leaves
-hidden files behind) has only the files a build of the current lessons writes replaced:
-whatever else is beside them may be the teacher's own, so it stays. A rebuild that stops (a
+through the link, or fail halfway). An earlier build without that list (copied by
+`cp -r build/handouts/* site/`, which leaves hidden files behind) has only the files a build
+of the current lessons writes replaced: whatever else is beside them may be the teacher's
+own, so it stays. A rebuild that stops (a
 bad figure, Chromium failing, Ctrl-C) leaves the earlier build whole: `speclab.handouts`
 builds in a hidden `.speclab-building-*` folder inside `--out` and moves the files in only
 once every page is made.
