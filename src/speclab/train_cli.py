@@ -148,68 +148,72 @@ def _out_problem(out: Path, run_dir: Path) -> str | None:
     return None
 
 
-def run(args) -> int:
-    name = "smoke" if args.smoke else args.recipe
+def _recipe(args, name: str) -> TrainConfig:
+    """The recipe the arguments ask for; ValueError naming the first bad argument."""
     cfg = RECIPES[name]
     if args.steps is not None:
         if args.steps < 1:
-            print("speclab train: --steps must be at least 1", file=sys.stderr)
-            return 2
+            raise ValueError("--steps must be at least 1")
         cfg = TrainConfig(**(asdict(cfg) | {"steps": args.steps}))
     if args.smoke and args.recipe != "smoke":
-        print(printable(f"speclab train: --smoke trains the tiny smoke recipe, not {args.recipe!r}; "
-              "drop --smoke or name the recipe 'smoke'"), file=sys.stderr)  # fmt: skip
-        return 2
+        raise ValueError(f"--smoke trains the tiny smoke recipe, not {args.recipe!r}; "
+                         "drop --smoke or name the recipe 'smoke'")  # fmt: skip
     if not args.max_minutes >= 0:  # also nan
-        print("speclab train: --max-minutes must be positive (0: no limit)", file=sys.stderr)
-        return 2
+        raise ValueError("--max-minutes must be positive (0: no limit)")
     if args.stop_at < 0:
-        print("speclab train: --stop-at must be a step number (0: no early stop)", file=sys.stderr)
-        return 2
-    try:
-        cfg = with_overrides(cfg, args.set)
-    except ValueError as error:
-        print(printable(f"speclab train: {error}"), file=sys.stderr)
-        return 2
-    run_dir = args.run_dir or Path("runs") / name
+        raise ValueError("--stop-at must be a step number (0: no early stop)")
+    return with_overrides(cfg, args.set)
+
+
+def _path_problem(args, run_dir: Path) -> str | None:
+    """Why the run folder, --init-from or --out cannot be used (before hours of training)."""
     for path in (run_dir, run_dir / "checkpoint.npz", args.out, args.init_from):
         if path is not None and _leads_into_a_loop(path):
-            loop = f"{path} leads into a symbolic link loop (a link that points back to itself)"
-            print(printable(f"speclab train: {loop}; remove the link or give another path"),
-                  file=sys.stderr)  # fmt: skip
-            return 2
+            return (f"{path} leads into a symbolic link loop (a link that points back to "
+                    "itself); remove the link or give another path")  # fmt: skip
     if run_dir.is_symlink() and not run_dir.exists():  # mkdir would say only "File exists"
-        print(printable(f"speclab train: --run-dir {run_dir} is a symbolic link to "
-              f"{os.readlink(run_dir)}, which does not exist; make that folder or give another "
-              "--run-dir"), file=sys.stderr)  # fmt: skip
-        return 2
+        return (f"--run-dir {run_dir} is a symbolic link to {os.readlink(run_dir)}, which does "
+                "not exist; make that folder or give another --run-dir")  # fmt: skip
     if run_dir.exists() and not run_dir.is_dir():
-        print(
-            printable(f"speclab train: --run-dir {run_dir} is a file; give a folder"),
-            file=sys.stderr,
-        )
-        return 2
+        return f"--run-dir {run_dir} is a file; give a folder"
     if args.init_from is not None and args.init_from.is_dir():
         inside = args.init_from / "checkpoint.npz"
         hint = f"; its checkpoint is {inside}" if inside.is_file() else ""
-        print(printable(f"speclab train: --init-from {args.init_from} is a folder; give a checkpoint.npz "
-              f"or a weights file{hint}"), file=sys.stderr)  # fmt: skip
-        return 2
+        return f"--init-from {args.init_from} is a folder; give a checkpoint.npz or a weights file{hint}"
     if args.init_from is not None and not args.init_from.is_file():
-        print(
-            printable(f"speclab train: --init-from {args.init_from}: no such checkpoint"),
-            file=sys.stderr,
-        )
-        return 2
+        return f"--init-from {args.init_from}: no such checkpoint"
     if args.init_from is not None and (run_dir / "checkpoint.npz").exists():
-        print(printable(f"speclab train: {run_dir} already has a checkpoint, which resumes; "
-              "--init-from starts a new --run-dir"), file=sys.stderr)  # fmt: skip
+        return (
+            f"{run_dir} already has a checkpoint, which resumes; --init-from starts a new --run-dir"
+        )
+    return None if args.out is None else _out_problem(args.out, run_dir)
+
+
+def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
+    """The run in one line: steps, seconds, held-out bits per byte (and of the mean)."""
+    last = log["history"][-1] if log["history"] else {}
+    mean = ""
+    if "average" in last:
+        count, first = log["average"]["count"], log["average"]["first_step"]
+        mean = (f"; the mean of the weights at {count} validations from step {first} on: "
+                f"{last['average']['val_bits_per_byte']} bits/byte")  # fmt: skip
+    elif cfg.average_from:  # asked for a mean, got the last weights: say so
+        mean = f"; no mean yet: no validation at or after average_from={cfg.average_from}"
+    return (f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
+            f"validation {last.get('val_bits_per_byte')} bits/byte{mean}")  # fmt: skip
+
+
+def run(args) -> int:
+    name = "smoke" if args.smoke else args.recipe
+    run_dir = args.run_dir or Path("runs") / name
+    try:
+        cfg = _recipe(args, name)
+        problem = _path_problem(args, run_dir)
+    except ValueError as error:
+        problem = str(error)
+    if problem:
+        print(printable(f"speclab train: {problem}"), file=sys.stderr)
         return 2
-    if args.out is not None:
-        problem = _out_problem(args.out, run_dir)
-        if problem:
-            print(printable(f"speclab train: {problem}"), file=sys.stderr)
-            return 2
     try:
         log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
                     init_from=args.init_from)  # fmt: skip
@@ -219,19 +223,8 @@ def run(args) -> int:
         print(printable(f"speclab train: {error}"), file=sys.stderr)
         return 1
     except MemoryError as error:  # a recipe too big for this machine, e.g. --set batch_tokens=1e12
-        print(
-            printable(f"speclab train: not enough memory for this recipe ({error})"),
-            file=sys.stderr,
-        )
+        print(printable(f"speclab train: not enough memory for this recipe ({error})"),
+              file=sys.stderr)  # fmt: skip
         return 1
-    last = log["history"][-1] if log["history"] else {}
-    mean = ""
-    if "average" in last:
-        count, first = log["average"]["count"], log["average"]["first_step"]
-        mean = (f"; the mean of the weights at {count} validations from step {first} on: "
-                f"{last['average']['val_bits_per_byte']} bits/byte")  # fmt: skip
-    elif cfg.average_from:  # asked for a mean, got the last weights: say so
-        mean = f"; no mean yet: no validation at or after average_from={cfg.average_from}"
-    print(f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
-          f"validation {last.get('val_bits_per_byte')} bits/byte{mean}")  # fmt: skip
+    print(_summary(name, cfg, log))
     return 0
