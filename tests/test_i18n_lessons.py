@@ -4,7 +4,9 @@ The English keys' `check` tables are recomputed from the code by tests/test_less
 here every translated key must hold the same tables, cell by cell once its words are read
 back into English (WORDS), and the same numbers in its prose and tables (Persian digits
 read as Latin ones). A translated handout has the English handout's exercises and blank
-tables, and gives no answers away. The pages are built with `lang` and `dir`.
+tables, and gives no answers away. A Persian page writes Persian digits in its prose and
+Latin digits in what is typed or printed as data (README, "Digits"). The pages are built
+with `lang` and `dir`.
 """
 
 import re
@@ -46,12 +48,29 @@ WORDS = {
     },
 }
 PERSIAN_NUMBERS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٫", "0123456789.")
+# What keeps Latin digits on a Persian page: code blocks and spans, table rows (the keys'
+# are compared with the English cells), comments (`<!-- check: eq1 -->`), link targets,
+# formulas set apart in <bdi>, Markdown's list numbers, and a board as it is typed into
+# the notebook (**8, 56, 5, 90**). All the rest is prose: Persian digits, ٫ for decimals.
+KEPT_LATIN = re.compile(
+    r"^```.*?^```|^\|[^\n]*|<!--.*?-->|`[^`]*`|\]\([^)]*\)|<bdi>.*?</bdi>|^\d+\. "
+    r"|\*\*\d+(?:, \d+)+\*\*",
+    re.M | re.S,
+)
 
 
 def numbers(text: str) -> list[float]:
     """Every number of a page, Persian digits and decimal separator read as Latin ones."""
     text = re.sub(r"\([^()]*\.ipynb\)|`[^`]*`", " ", text.translate(PERSIAN_NUMBERS))
     return sorted(float(n) for n in re.findall(r"\d+(?:\.\d+)?", text))
+
+
+def digit_slips(text: str) -> list[str]:
+    """The prose lines of a Persian page with a Latin or Arabic digit or a Latin decimal
+    point, then the pieces kept in Latin digits (KEPT_LATIN) that hold a Persian one."""
+    prose = KEPT_LATIN.sub(" ", text).splitlines()
+    slips = [line for line in prose if re.search(r"[0-9٠-٩]|[۰-۹]\.[۰-۹]", line)]
+    return slips + [kept for kept in KEPT_LATIN.findall(text) if re.search("[۰-۹٫٠-٩]", kept)]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -90,6 +109,21 @@ def test_translated_handouts_have_the_same_exercises_and_hide_the_answers(lang, 
 def test_the_numbers_check_can_fail():
     assert numbers("a 3 b ۴٫۵") == [3.0, 4.5]
     assert numbers("Q1 (8)") != numbers("پرسش ۱ (۹)")
+
+
+@pytest.mark.parametrize("folder", ["", "answers"])
+@pytest.mark.parametrize("name", NAMES)
+def test_persian_pages_write_persian_digits_in_prose_only(folder, name):
+    assert digit_slips((LESSONS / "fa" / folder / name).read_text("utf-8")) == []
+
+
+def test_the_digit_check_can_fail():
+    assert digit_slips("پرسش 1 و ۰.۹۷ و ٤\n<bdi>k + ۱</bdi>") == [
+        "پرسش 1 و ۰.۹۷ و ٤",
+        "<bdi>k + ۱</bdi>",
+    ]
+    kept = "| 8, 56 | 0.5 |\n1. پرسش ۴، ۰٫۹۷ و `k = 4` [a](b1.md)\n<bdi>m + 1</bdi> **8, 56, 5**"
+    assert digit_slips(kept + "\n<!-- check: eq1 -->\n```\nx = 1\n```") == []
 
 
 @pytest.mark.parametrize(("lang", "direction"), [("zh", "ltr"), ("fa", "rtl")])
