@@ -42,6 +42,13 @@ def test_quiz_typing_changes_what_is_shown():
     assert figure_texts(game.figure).count(TICK) == 4
 
 
+@pytest.mark.parametrize("six", ["۶", "٦", "６"])  # Persian, Arabic-Indic, full-width
+def test_quiz_reads_digits_of_any_script(six):
+    """A Persian or Chinese keyboard may type ۶ or ６: the host reads it as 6."""
+    game = QuizGame(answers=("۸", "٥٦", six, "９０"), lang="fa")
+    assert game.accepted == 4
+
+
 def test_quiz_first_answer_wrong_still_advances_one():
     game = QuizGame()
     game.answers[0].value = "6"

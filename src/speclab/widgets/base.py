@@ -37,8 +37,14 @@ class Shown:
         raise NotImplementedError
 
 
+# Persian (۰-۹), Arabic-Indic (٠-٩) and full-width (０-９) digits, as a keyboard in Persian,
+# Arabic or Chinese may type them: the same answer as the Latin digits.
+OTHER_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩０１２３４５６７８９", "0123456789" * 3)
+
+
 def normalise(answer: str) -> str:
-    return answer.strip().casefold()
+    """A typed answer as the host reads it: no stray spaces, any case, digits of any script."""
+    return answer.strip().casefold().translate(OTHER_DIGITS)
 
 
 RTL_STYLE = "<style>.speclab-rtl { direction: rtl; text-align: right; }</style>"
