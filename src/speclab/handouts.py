@@ -465,19 +465,17 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
         shutil.rmtree(leftover, ignore_errors=True)
     stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
     try:
-        built = []
-        for lang, source_dir, target_dir in languages:
-            staged = stage / target_dir.relative_to(out_dir)
-            built += [
-                build_page(source, staged, stage / "figures", pdf, lang=lang)
-                for source in sorted(source_dir.glob("*.md"))
-            ]
-            built += [
-                build_page(
-                    source, staged / "answers", stage / "figures", pdf, answers=True, lang=lang
-                )
-                for source in sorted((source_dir / "answers").glob("*.md"))
-            ]
+        built = [
+            build_page(
+                source,
+                stage / folder.relative_to(out_dir),
+                stage / "figures",
+                pdf,
+                answers=answers,
+                lang=lang,
+            )  # fmt: skip
+            for lang, source, folder, answers in _pages(languages)
+        ]
         write_index(built, stage)
         new_files = [path.relative_to(stage) for path in stage.rglob("*") if path.is_file()]
         clear_earlier_build(out_dir, earlier)
@@ -497,20 +495,24 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     ]
 
 
-def _files_a_build_writes(languages: list[tuple[str, Path, Path]]) -> list[Path]:
-    """The index, and every page and PDF a build of these lessons writes (figures aside).
+def _pages(languages: list[tuple[str, Path, Path]]):
+    """(lang, lesson, its folder in --out, is it an answer key) for every page of a build.
 
     languages: (lang, lesson folder, its folder in --out), as in build_all.
     """
+    for lang, source_dir, target_dir in languages:
+        for source in sorted(source_dir.glob("*.md")):
+            yield lang, source, target_dir, False
+        for source in sorted((source_dir / "answers").glob("*.md")):
+            yield lang, source, target_dir / "answers", True
+
+
+def _files_a_build_writes(languages: list[tuple[str, Path, Path]]) -> list[Path]:
+    """The index, and every page and PDF a build of these lessons writes (figures aside)."""
     files = [languages[0][2] / "index.html"]
-    for _, source_dir, target_dir in languages:
-        for sources, folder in (
-            (source_dir, target_dir),
-            (source_dir / "answers", target_dir / "answers"),
-        ):
-            for source in sorted(sources.glob("*.md")):
-                files.append(folder / f"{source.stem}.html")
-                files += [folder / f"{source.stem}-{paper}.pdf" for paper in PAPERS]
+    for _, source, folder, _ in _pages(languages):
+        files.append(folder / f"{source.stem}.html")
+        files += [folder / f"{source.stem}-{paper}.pdf" for paper in PAPERS]
     return files
 
 
