@@ -285,8 +285,8 @@ def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target
     assert "def moving_average(values, window):" in longer[len(body) :]
     # free text: "this small model soon repeats a phrase of its own"
     free = decode(greedy_decode(target, encode(EXAMPLES["free-text"]), 120).tokens)
-    assert "(`the scheduler the scheduler ...`)" in guide
-    assert "the scheduler the scheduler the scheduler" in free
+    assert "(`the scheduler in the scheduler in the ...`)" in guide
+    assert free.count("scheduler in the scheduler in the") >= 2
 
 
 def test_an_empty_weights_path_is_refused_not_taken_for_the_shipped_model(capsys):
