@@ -8,10 +8,9 @@ so is one whose `answers`, `figures`, `zh` or `fa` is a link or a file (the buil
 through the link, or fail halfway). An earlier build without that list (copied by
 `cp -r build/handouts/* site/`, which leaves hidden files behind) has only the files a build
 of the current lessons writes replaced: whatever else is beside them may be the teacher's
-own, so it stays. A rebuild that stops (a
-bad figure, Chromium failing, Ctrl-C) leaves the earlier build whole: `speclab.handouts`
-builds in a hidden `.speclab-building-*` folder inside `--out` and moves the files in only
-once every page is made.
+own, so it stays. A rebuild that stops (a bad figure, Chromium failing, Ctrl-C) leaves the
+earlier build whole: `speclab.handouts` builds in a hidden `.speclab-building-*` folder
+inside `--out` and moves the files in only once every page is made.
 
 `HandoutError`, `read_text_file` and `TRANSLATED` are defined here, below `speclab.handouts`
 (which imports them from here), because these rules raise the first, read the list with

@@ -3,10 +3,11 @@
 Used to make `data/weights/target.npz` and `draft.npz` (lessons 04–07); `speclab train`
 runs it (its command line: speclab.train_cli). The gradients come from speclab.backprop (each
 layer's forward and backward side by side, as in micrograd); this module holds the loop
-penalty, the optimiser, the averaging of the weights and the export. Elsewhere: the recipe (`TrainConfig`, RECIPES) in
-speclab.recipe; the corpus, its copy documents and batches in speclab.corpus; the copy gap and
-the copy test, measured at every validation, in speclab.copy_metrics; the checkpoints (what one
-holds, resuming, --init-from, growing a model) in speclab.checkpoints.
+penalty, the optimiser, the averaging of the weights and the export. Elsewhere: the recipe
+(`TrainConfig`, RECIPES) in speclab.recipe; the corpus, its copy documents and batches in
+speclab.corpus; the copy gap and the copy test, measured at every validation, in
+speclab.copy_metrics; the checkpoints (what one holds, resuming, --init-from, growing a
+model) in speclab.checkpoints.
 
 Two optional parts of a recipe act on what the lessons' prompts look like: rows that start at
 a top-level line (short prompts are file tops; speclab.corpus cuts them), and an
