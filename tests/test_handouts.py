@@ -456,6 +456,40 @@ def test_chromium_helpers_do_not_outlive_the_print(tmp_path, monkeypatch, ends):
     assert not _running(helper)
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("status", [0, 3])
+def test_a_helper_holding_stderr_does_not_stall_the_print(tmp_path, monkeypatch, status):
+    """A helper that inherits Chromium's stderr and outlives it: the print ends with Chromium."""
+    pids = tmp_path / "helper.pid"
+    chromium = tmp_path / "chromium"
+    chromium.write_text(
+        "#!/bin/sh\nsleep 300 &\n"  # the helper keeps Chromium's stderr open
+        f"echo $! > {pids}\necho 'printed it' >&2\n"
+        'for a in "$@"; do case $a in --print-to-pdf=*) echo pdf > "${a#--print-to-pdf=}";; '
+        f"esac; done\nexit {status}\n",
+        "utf-8",
+    )
+    chromium.chmod(0o755)
+    monkeypatch.setattr(handouts, "CHROMIUM", chromium)
+    monkeypatch.setattr(handouts, "PRINT_TIMEOUT_S", 20.0)
+    html_path = tmp_path / "page.html"
+    html_path.write_text("<p>x</p>", "utf-8")
+    start = time.monotonic()
+    if status == 0:
+        handouts.print_pdf(html_path, tmp_path / "page.pdf")
+        assert (tmp_path / "page.pdf").read_text() == "pdf\n"
+    else:  # the reason is Chromium's own, not the time-out
+        with pytest.raises(HandoutError, match=r"\(exit status 3: printed it\)"):
+            handouts.print_pdf(html_path, tmp_path / "page.pdf")
+    assert time.monotonic() - start < 10, "waited for the helper, not for Chromium"
+    helper = int(pids.read_text())
+    for _ in range(50):
+        if not _running(helper):
+            break
+        time.sleep(0.02)
+    assert not _running(helper)
+
+
 def test_a_figure_matplotlib_cannot_typeset_is_one_line(tmp_path, capsys):
     lessons = _small_lessons(tmp_path)
     address = "figure:check_row?draft=ABC&target=ABD&title=%24x%5E%24"  # title $x^$

@@ -46,6 +46,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -371,27 +372,42 @@ def print_pdf(html_path: Path, pdf_path: Path) -> None:
 def _run_chromium(command: list[str]) -> tuple[int, str]:
     """Run Chromium in a process group of its own: (exit status, stderr).
 
-    After PRINT_TIMEOUT_S, or on Ctrl-C or any error here, the whole group is killed: its
-    renderer and GPU helpers too, which killing Chromium alone leaves running (and which,
-    in a group of their own, a Ctrl-C at the terminal does not reach).
+    Its stderr goes to a file, not a pipe: a helper that inherits the pipe and outlives
+    Chromium would keep it open, and reading it to the end would wait for the time-out.
+    Once Chromium has exited, after PRINT_TIMEOUT_S, or on Ctrl-C or any error here, the
+    whole group is killed: its renderer and GPU helpers too, which killing Chromium alone
+    leaves running (and which, in a group of their own, a Ctrl-C at the terminal does not
+    reach). Chromium is reaped only after that, so its group's number cannot have gone to
+    another process meanwhile.
     """
-    try:
-        process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            errors="replace", start_new_session=True,
-        )  # fmt: skip
-    except OSError as error:  # not executable, or gone since chromium_available()
-        raise _chromium_error(f"{CHROMIUM}: {error.strerror or error}") from None
-    try:
-        _, stderr = process.communicate(timeout=PRINT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        raise _chromium_error(f"no PDF after {PRINT_TIMEOUT_S:g} s") from None
-    except BaseException:
-        _kill_group(process)
-        raise
-    _kill_group(process)  # helpers that outlive a Chromium that has exited
-    return process.returncode, stderr
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+        try:
+            process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True
+            )
+        except OSError as error:  # not executable, or gone since chromium_available()
+            raise _chromium_error(f"{CHROMIUM}: {error.strerror or error}") from None
+        try:
+            if not _wait_unreaped(process, PRINT_TIMEOUT_S):
+                raise _chromium_error(f"no PDF after {PRINT_TIMEOUT_S:g} s")
+        finally:
+            _kill_group(process)  # on every way out, helpers that outlive Chromium too
+        log.seek(0)
+        return process.returncode, log.read()
+
+
+def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
+    """Whether the process exits within timeout s; on POSIX it is left unreaped (a zombie)."""
+    if not hasattr(os, "waitid"):  # Windows: no process groups to protect
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout)
+        return process.poll() is not None
+    deadline = time.monotonic() + timeout
+    while os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -399,8 +415,6 @@ def _kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)  # AttributeError: Windows, no process groups
     process.kill()  # does nothing once it has exited; then reap it
     process.wait()
-    if process.stderr is not None:
-        process.stderr.close()
 
 
 def _chromium_error(reason: str) -> HandoutError:
