@@ -289,6 +289,38 @@ def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target
     assert free.count("scheduler in the scheduler in the") >= 2
 
 
+def test_the_teacher_guide_explorer_surprise_holds_for_the_shipped_models():
+    """lessons/teacher-guide.md, lesson 05's explorer row: "the free-text prompt scores about
+    as high as the code edit with prompt lookup (higher at some k, lower at others), and
+    higher with the draft model at every k", at the explorer's default 80 new tokens."""
+    from speclab.drafters import ModelDrafter
+    from speclab.paths import repo_root
+    from speclab.weights import load_draft, load_target
+
+    guide = " ".join((repo_root() / "lessons" / "teacher-guide.md").read_text("utf-8").split())
+    assert (
+        "the free-text prompt scores about as high as the code edit with prompt lookup (higher "
+        "at some k, lower at others), and higher with the draft model at every k" in guide
+    )
+    target, draft = load_target(), load_draft()
+    drafters = {"lookup": lambda: PromptLookupDrafter(3, 1), "model": lambda: ModelDrafter(draft)}
+    per_forward = {}
+    for example in ("free-text", "code-edit"):
+        for name, make in drafters.items():
+            for k in range(1, 9):
+                run = speculative_decode(target, make(), encode(EXAMPLES[example]), 80, k,
+                                         adaptive=False)  # fmt: skip
+                per_forward[example, name, k] = len(run.tokens) / run.target_forwards
+    ratio = {
+        (name, k): per_forward["free-text", name, k] / per_forward["code-edit", name, k]
+        for name in drafters
+        for k in range(1, 9)
+    }
+    lookup = [ratio["lookup", k] for k in range(1, 9)]
+    assert min(lookup) < 1 < max(lookup) and min(lookup) > 0.8  # about as high, either way
+    assert all(ratio["model", k] > 1 for k in range(1, 9))
+
+
 def test_an_empty_weights_path_is_refused_not_taken_for_the_shipped_model(capsys):
     for option in ("--target", "--draft"):
         with pytest.raises(SystemExit) as ended:

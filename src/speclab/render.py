@@ -8,7 +8,8 @@ Every new token of a `DecodeResult` came from one of four places, its *role*:
 - ``plain``:      the target's own token in a round with no draft (a plain greedy step)
 
 `token_roles` lists them; `render_html` (notebooks) and `render_ansi` (terminals) colour
-them. Colour is never the only cue, so a page printed in black and white or read by a
+them. `provenance_html` shows another labelling, lesson 06's: which bytes of an output were
+copied from the prompt, which repeat the model's own output (a loop), which are new. Colour is never the only cue, so a page printed in black and white or read by a
 colour-blind learner still tells the roles apart:
 
 | role       | colour (Okabe-Ito)  | HTML                   | terminal             | no colour |
@@ -216,3 +217,62 @@ def round_rows(result) -> list[dict]:
             }
         )
     return rows
+
+
+# --- where an output's bytes came from (lesson 06: copied, a loop, or new) -------------------
+
+PROVENANCE_MEANING = {
+    "prompt": "copied from the prompt",
+    "loop": "repeats the model's own earlier output",
+    "new": "new",
+}
+PROVENANCE_STYLES = {
+    "prompt": "background:#CFE2F1;color:#003F66;text-decoration:underline 2px #0072B2;"
+    "text-underline-offset:3px",
+    "loop": "background:#F6D2BC;color:#7A2E00;text-decoration:underline dotted 2px #D55E00;"
+    "text-underline-offset:3px",
+    "new": "",
+}
+
+
+def provenance_html(output_tokens, labels: list[str]) -> str:
+    """An output as an HTML block, each byte styled by its label (scenarios.output_provenance).
+
+    Copies of the prompt are underlined, loops underlined with dots, new text as is; each
+    marked run also names its label on hover.
+    """
+    tokens = list(output_tokens)
+    if len(labels) != len(tokens) or set(labels) - set(PROVENANCE_STYLES):
+        raise ValueError("need one label per output token: 'prompt', 'loop' or 'new'")
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    runs: list[list[str]] = []  # [label, text]
+    for token, label in zip(tokens, labels, strict=True):
+        text = decoder.decode(bytes([token]))  # a character takes the label of its last byte
+        if not text:
+            continue  # the middle of a multi-byte character
+        if runs and runs[-1][0] == label:
+            runs[-1][1] += text
+        else:
+            runs.append([label, text])
+    if tail := decoder.decode(b"", final=True):  # a character cut off at the end
+        runs.append([labels[-1], tail])
+    spans = []
+    for label, text in runs:
+        shown = html.escape(_visible(text, "plain"))
+        if label == "new":
+            spans.append(shown)
+        else:
+            spans.append(
+                f"<span class='speclab-{label}' title='{PROVENANCE_MEANING[label]}' "
+                f"style='{PROVENANCE_STYLES[label]}'>{shown}</span>"
+            )
+    legend = " &nbsp;|&nbsp; ".join(
+        f"<span style='{PROVENANCE_STYLES[label]};padding:0 2px'>{label}</span> "
+        f"{PROVENANCE_MEANING[label]}"
+        for label in ("prompt", "loop")
+    )
+    return (
+        "<pre style='font-family:monospace;white-space:pre-wrap;line-height:1.6;"
+        "border:1px solid #BBBBBB;padding:0.5em'>" + "".join(spans) + "</pre>"
+        f"<div style='font-size:0.9em'>{legend} &nbsp;|&nbsp; plain: new</div>"
+    )
