@@ -147,6 +147,15 @@ def test_quoted_report_figures_match_the_saved_report():
     verify = [r["verify_ratio"] for r in decode["results"] if r["method"] == "lookup k=4"]
     flat = " ".join(handout.split())
     assert f"(k = 4, the lookup drafter) cost {min(verify):.1f} to {max(verify):.1f} there" in flat
+    # why the two differ: what each report timed, with how many BLAS threads
+    threads = {name: report["machine"]["blas"][0]["threads"] for name, report in
+               (("forward", forward), ("decode", decode))}  # fmt: skip
+    words = {1: "one thread", 2: "two BLAS threads"}
+    assert (
+        f"the forward alone after {forward['settings']['n_past']} cached positions with "
+        f"{words[threads['forward']]}; the second, a round's whole verify step" in flat
+    )
+    assert f"after the prompt and the text so far, with {words[threads['decode']]}." in flat
     assert f"saved report: {ratio} of one" in guide
     costs = [
         row["draft_cost_per_token"]

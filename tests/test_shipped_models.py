@@ -1,5 +1,6 @@
 """The shipped weights: what they claim to be, and the KV cache checked against recomputation."""
 
+import math
 import sysconfig
 from pathlib import Path
 
@@ -208,6 +209,18 @@ def test_readme_quotes_the_saved_benchmark_of_the_target():
         f"{heavy:.2f}× adaptive (2.2×), free text {free:.2f}× (0.97×), free-text output "
         f"{shares['free text']['loop']:.0%} loop"
     ).replace("%", " %") in readme
+    # the benchmark's own check: prediction from the measured alpha and costs within 10 %
+    rows = [r for r in report["results"] if math.isfinite(r["predicted_with_costs"])]
+    gaps = [abs(r["speedup"] / r["predicted_with_costs"] - 1) for r in rows]
+    worst = rows[gaps.index(max(gaps))]
+    within = sum(gap <= 0.10 for gap in gaps)
+    check = report["goals"]["prediction within 10 %"]
+    assert check["value"] == within / len(rows) and check["largest_gap"] == max(gaps)
+    assert (
+        f"within 10 % of the measured one in {within} of {len(rows)} rows (the largest gap "
+        f"{100 * max(gaps):.1f} %, {worst['scenario']}, {worst['method'].replace('=', ' = ')})"
+    ) in readme
+    assert ("misses once" in readme) == (within == len(rows) - 1)
 
 
 def test_readme_quotes_the_saved_draft_cost_report():
