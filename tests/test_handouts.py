@@ -142,15 +142,36 @@ def test_figure_address_is_parsed():
         "draft": "ABX",
     }
     assert isinstance(dict(request.kwargs)["k"], int)
-    assert request.file_name == "forwards_per_case-cases0_2_4-k4-alpha0.8-prefixempty-draftABX.svg"
+    assert re.fullmatch(
+        r"forwards_per_case-cases0_2_4-k4-alpha0\.8-prefixempty-draftABX-[0-9a-f]{10}\.svg",
+        request.file_name,
+    )
+
+
+def test_figure_requests_that_read_alike_get_files_of_their_own(tmp_path):
+    """The readable part of a name loses characters; the hash of the request keeps them apart."""
+    alike = [
+        "figure:check_row?draft=A,B&target=A,C",
+        "figure:check_row?draft=A_B&target=A_C",
+        "figure:check_row?draft=A%20B&target=A%20C",
+        "figure:check_row?draft=AB&target=AC&title=%E7%AC%AC%E4%B8%80%E8%BD%AE",  # 第一轮
+        "figure:check_row?draft=AB&target=AC&title=%E7%AC%AC%E4%BA%8C%E8%BD%AE",  # 第二轮
+    ]
+    names = [parse_figure(address).file_name for address in alike]
+    assert len(set(names)) == len(names)
+    assert parse_figure(alike[0]).file_name == parse_figure(alike[0]).file_name  # reusable
+    long_title = "figure:check_row?draft=AB&target=AC&title=" + "x" * 3000
+    assert len(parse_figure(long_title).file_name.encode()) <= 100
+    body = render_body(f"![t]({long_title})\n", tmp_path / "figures", "figures")
+    assert "<img src=" in body and len(list((tmp_path / "figures").glob("*.svg"))) == 1
 
 
 def test_figure_is_drawn_from_speclab_figures(tmp_path):
     markdown_text = "Intro.\n\n![One round, m = 2](figure:draft_verify?k=4&accepted=2)\n"
     body = render_body(markdown_text, tmp_path / "figures", "figures")
-    drawn = tmp_path / "figures" / "draft_verify-k4-accepted2.svg"
-    assert drawn.is_file() and "<svg" in drawn.read_text("utf-8")[:500]
-    assert '<img src="figures/draft_verify-k4-accepted2.svg" alt="One round, m = 2">' in body
+    (drawn,) = (tmp_path / "figures").glob("draft_verify-k4-accepted2-*.svg")
+    assert "<svg" in drawn.read_text("utf-8")[:500]
+    assert f'<img src="figures/{drawn.name}" alt="One round, m = 2">' in body
     assert '<span class="caption">One round, m = 2</span>' in body
 
 
@@ -563,3 +584,15 @@ def test_a_file_list_naming_windows_paths_or_other_folders_names_nothing():
     for name in ["..\\x\\a.html", "answers\\..\\..\\a.html", "C:a.html", "C:/x/a.html",
                  "private/a.html", "../a.html", "notes.txt", "answers/../../a.html"]:  # fmt: skip
         assert not _is_build_file(name), name
+
+
+@pytest.mark.parametrize("name", ["index.md", "Index.md"])
+def test_a_lesson_named_index_is_refused_not_replaced_by_the_list_of_pages(tmp_path, capsys, name):
+    lessons = _small_lessons(tmp_path)
+    (lessons / name).write_text("# Welcome, students\n", "utf-8")
+    out = tmp_path / "out"
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1
+    assert f"{name}: index.html is the list of pages this build writes" in err
+    assert not out.exists()

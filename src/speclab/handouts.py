@@ -38,6 +38,7 @@ Arabic fonts first, and its banner and page footer in its language.
 
 import argparse
 import contextlib
+import hashlib
 import html
 import os
 import re
@@ -65,6 +66,7 @@ from speclab.handout_folder import (
 from speclab.student_files import printable
 
 CHROMIUM = Path("/usr/bin/chromium")
+FIGURE_NAME_CHARS = 80  # of a figure file's readable part (file systems allow 255 bytes)
 PRINT_TIMEOUT_S = 120.0  # one page prints in seconds; a Chromium that hangs must not stall us
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
@@ -136,8 +138,11 @@ class FigureRequest:
 
     @property
     def file_name(self) -> str:
+        """A readable name, cut short, and a hash of the whole request: two requests that read
+        alike (a title in Chinese, `A,B` and `A_B`) never share a file."""
         parts = [self.name] + [f"{key}{_slug(value)}" for key, value in self.kwargs]
-        return "-".join(parts) + ".svg"
+        digest = hashlib.sha256(repr((self.name, self.kwargs)).encode()).hexdigest()[:10]
+        return "-".join(parts)[:FIGURE_NAME_CHARS] + f"-{digest}.svg"
 
 
 def _slug(value) -> str:
@@ -471,6 +476,11 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     ]
     for _, source_dir, _ in languages:
         check_no_answers(source_dir)
+    if taken := [path for path in lessons_dir.glob("*.md") if path.stem.lower() == "index"]:
+        raise HandoutError(
+            f"{taken[0]}: index.html is the list of pages this build writes; "
+            "give the lesson another name"
+        )
     earlier = check_out_dir(out_dir, lessons_dir, _files_a_build_writes(languages))
     # Built in a hidden folder inside out_dir (the same disk: a move is a rename), then moved
     # in: a build that stops halfway (a bad figure, Ctrl-C) leaves the earlier build whole.
