@@ -1,6 +1,7 @@
 """Report files: the output folder checked before timing, and a pair written both or neither."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,40 @@ def test_write_together_leaves_nothing_half_written(tmp_path):
     write_together({first: "new ✓", tmp_path / "b.csv": "x,y\r\n"})
     assert first.read_text(encoding="utf-8") == "new ✓"
     assert (tmp_path / "b.csv").read_bytes() == b"x,y\r\n"
+
+
+def test_a_folder_where_a_file_goes_changes_neither_file(tmp_path):
+    first, second = tmp_path / "a.json", tmp_path / "b.csv"
+    first.write_text("old", encoding="utf-8")
+    second.mkdir()
+    with pytest.raises(IsADirectoryError, match="a folder stands where the file goes"):
+        write_together({first: "new", second: "new"})
+    assert first.read_text(encoding="utf-8") == "old" and second.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.csv"]
+
+
+@pytest.mark.parametrize("had_second", [True, False])
+def test_a_rename_that_fails_puts_the_first_file_back(tmp_path, monkeypatch, had_second):
+    """Renaming the second file fails (on Windows: a spreadsheet holds it open) after the
+    first is in place: the first file's old text comes back, and no temporary file stays."""
+    first, second = tmp_path / "a.json", tmp_path / "b.csv"
+    first.write_text("old a", encoding="utf-8")
+    if had_second:
+        second.write_text("old b", encoding="utf-8")
+    real_replace = Path.replace
+
+    def replace(self, target):
+        if Path(target) == second and self.suffix == ".tmp":
+            raise PermissionError(13, "Permission denied", str(target))
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", replace)
+    with pytest.raises(PermissionError):
+        write_together({first: "new a", second: "new b"})
+    assert first.read_text(encoding="utf-8") == "old a"
+    assert second.read_text(encoding="utf-8") == "old b" if had_second else not second.exists()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == (["a.json", "b.csv"] if had_second else ["a.json"])
 
 
 def test_writable_folder_makes_the_folder_and_names_what_is_wrong(tmp_path):

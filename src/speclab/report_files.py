@@ -8,12 +8,14 @@ reads the learner's own decode.json from the clone's build/bench/ (see
 Two rules a long measurement needs: the folder is checked (made, and written to once)
 before the timing starts, so a typo in --out costs nothing; and the pair is written
 together: each file to a temporary name first, then both renamed, so a failure leaves the
-previous pair as it was and no temporary file behind.
+previous pair as it was and no temporary file behind (a failed rename puts back what it had
+replaced).
 
 Left out: locking against two benchmarks writing the same folder at once (the later wins).
 """
 
 import csv
+import errno
 import io
 import os
 import tempfile
@@ -50,24 +52,42 @@ def csv_text(rows: list[dict], fields: list[str]) -> str:
 def write_together(files: dict[Path, str]) -> None:
     """Write every file or none of them: {path: text}, UTF-8.
 
-    Each text goes to a temporary file beside its target; only when all are written are
-    they renamed over the targets (a rename within a folder is atomic), so a failure while
-    writing (a full disk, a bad value) leaves the old files untouched.
+    Each text goes to a temporary file beside its target. Only when all are written are the
+    old files moved aside and the new ones renamed into place (a rename within a folder is
+    atomic); if any step fails (a full disk, a file another program holds open, a folder
+    where a file should be), the old files are put back, so the pair stays as it was.
     """
     temporary: dict[Path, Path] = {}
+    aside: dict[Path, Path] = {}  # an old file -> where it waits until the new one is in
     mode = 0o666 & ~_umask()  # as open() would make them: mkstemp's files are private (0600)
     try:
         for path, text in files.items():
+            if path.is_dir():
+                raise IsADirectoryError(
+                    errno.EISDIR, "a folder stands where the file goes", str(path)
+                )
             handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             temporary[path] = Path(name)
             with os.fdopen(handle, "wb") as stream:
                 stream.write(text.encode("utf-8"))
             os.chmod(name, mode)
-        for path, temp in temporary.items():
-            temp.replace(path)
+        try:
+            for path in files:
+                if path.exists() or path.is_symlink():
+                    aside[path] = temporary[path].with_suffix(".old")
+                    path.replace(aside[path])
+            for path, temp in temporary.items():
+                temp.replace(path)
+        except BaseException:
+            for path in files:  # undo: the old file back, or no file where there was none
+                if path in aside:
+                    aside.pop(path).replace(path)
+                elif not temporary[path].exists():
+                    path.unlink(missing_ok=True)
+            raise
     finally:
-        for temp in temporary.values():
-            temp.unlink(missing_ok=True)  # already renamed, or left by a failure
+        for leftover in [*temporary.values(), *aside.values()]:
+            leftover.unlink(missing_ok=True)  # already renamed, or left by a failure
 
 
 def _umask() -> int:
