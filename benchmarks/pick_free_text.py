@@ -11,7 +11,6 @@ Run: .venv/bin/python benchmarks/pick_free_text.py [--weights W.npz] [--candidat
 """
 
 import argparse
-import csv
 from pathlib import Path
 
 from speclab.cli import importing, path_argument, run_script
@@ -19,7 +18,7 @@ from speclab.cli import importing, path_argument, run_script
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.decoding import greedy_decode
     from speclab.paths import prompts_dir
-    from speclab.report_files import writable_folder
+    from speclab.report_files import csv_text, writable_folder, write_together
     from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
     from speclab.tokenizer import decode, encode
     from speclab.weights import load, load_target
@@ -35,6 +34,34 @@ def rank(model, scenario) -> list[dict]:
     return sorted(rows, key=lambda row: (row["loop"], row["id"]))
 
 
+FIELDS = ["id", "prompt", "loop", "new", "output"]  # the CSV's columns, its first line
+
+
+def out_problem(out: Path, candidates: Path) -> str | None:
+    """Why --out must not be written (checked before decoding), or None.
+
+    Only a file this script wrote is replaced: never the candidates, another file, or
+    whatever a link points to.
+    """
+    if out.is_symlink():
+        return f"--out {out} is a symbolic link; give the file itself"
+    if out.is_dir():
+        return f"--out {out} is a folder; give a .csv file name, e.g. {out / 'ranking.csv'}"
+    if out.suffix.lower() != ".csv":
+        return f"--out {out}: the ranking is a CSV file; give a name ending in .csv"
+    if out.exists() and candidates.exists() and out.samefile(candidates):
+        return f"--out {out} is the --candidates file; give the ranking a file of its own"
+    if out.exists():
+        try:
+            with out.open(encoding="utf-8", newline="") as file:
+                first = file.readline(200).rstrip("\r\n")
+        except (OSError, UnicodeDecodeError):
+            first = None
+        if first != ",".join(FIELDS):
+            return f"--out {out} exists and is not a ranking this script wrote; it is left as it is"
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -47,18 +74,14 @@ def main() -> int:
         "--weights", type=path_argument, default=None, help="default: the shipped target"
     )
     args = parser.parse_args()
-    if args.out.is_dir():
-        raise OSError(f"--out {args.out} is a folder; give a .csv file name")
+    if problem := out_problem(args.out, args.candidates):
+        parser.error(problem)
     writable_folder(
         args.out.parent, name=f"--out {args.out}: its folder {args.out.parent}"
     )  # now, not after decoding
     model = load(args.weights) if args.weights else load_target()
     rows = rank(model, load_scenario(args.candidates))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was
     print(
         f"target: {model.meta.get('trained_steps')} steps, {model.meta.get('val_bits_per_byte')} bits/byte"
     )

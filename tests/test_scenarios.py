@@ -256,3 +256,39 @@ def test_a_prompt_file_nested_too_deeply_is_one_error(tmp_path):
     deep = write(tmp_path, "deep.toml", "x = " + "[" * 100_000 + "]" * 100_000 + "\n")
     with pytest.raises(ScenarioError, match="deep.toml: not valid TOML"):
         load_scenario(deep)
+
+
+def test_pick_free_text_writes_only_its_own_ranking(tmp_path):
+    """benchmarks/pick_free_text.py --out: never the candidates, another file or a link's target."""
+    import subprocess
+    import sys
+
+    from benchmark_scripts import FOLDER, load
+
+    pick = load("pick_free_text")
+    candidates = tmp_path / "candidates.toml"
+    candidates.write_text("kept", encoding="utf-8")
+    precious = tmp_path / "precious.csv"
+    precious.write_text("name,mark\nalice,9\n", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(precious)
+    (tmp_path / "ranking.csv").write_text(",".join(pick.FIELDS) + "\r\nx,1,0,0,y\r\n", "utf-8")
+    problems = {
+        name: pick.out_problem(tmp_path / name, candidates)
+        for name in ("candidates.toml", "precious.csv", "link.csv", "ranking.txt", "ranking.csv",
+                     "new.csv")
+    }  # fmt: skip
+    assert "is a symbolic link" in problems["link.csv"]
+    assert "not a ranking this script wrote; it is left as it is" in problems["precious.csv"]
+    assert "give a name ending in .csv" in problems["ranking.txt"]
+    assert "give a name ending in .csv" in problems["candidates.toml"]
+    assert problems["ranking.csv"] is None and problems["new.csv"] is None
+    (tmp_path / "same.csv").symlink_to(candidates)  # the candidates under a .csv name
+    assert "symbolic link" in pick.out_problem(tmp_path / "same.csv", candidates)
+    run = subprocess.run(
+        [sys.executable, str(FOLDER / "pick_free_text.py"), "--candidates", str(precious),
+         "--out", str(precious)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "is the --candidates file" in run.stderr.splitlines()[-1]
+    assert precious.read_text(encoding="utf-8") == "name,mark\nalice,9\n"
