@@ -21,6 +21,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.bench import forward_times, matmul_params, skeleton_model
+    from speclab.bench_cli import MAX_REPEATS
     from speclab.gpt import GPTConfig
     from speclab.paths import bench_dir, weights_dir
     from speclab.report_files import writable_folder, write_together
@@ -47,6 +48,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.n_past < 1 or args.repeats < 1:
         parser.error("--n-past and --repeats must be at least 1")
+    if args.repeats > MAX_REPEATS:
+        parser.error(f"--repeats must be at most {MAX_REPEATS:,}, got {args.repeats:,}")
+    if args.seed < 0:
+        parser.error(f"--seed must be at least 0, got {args.seed}")
     out = writable_folder(args.out or bench_dir())  # checked before the timing starts
     files = {"target": args.target or weights_dir() / "target.npz",
              "draft": args.draft or weights_dir() / "draft.npz"}  # fmt: skip

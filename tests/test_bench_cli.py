@@ -93,6 +93,7 @@ CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os
         (["--n-past", "-1"], "--n-past must be at least 0, got -1"),
         (["--seed", "-5"], "--seed must be at least 0, got -5"),
         (["--k", "1000000000"], "--k must be at most 64, got 1000000000"),
+        (["--repeats", str(10**12)], f"--repeats must be at most 10000, got {10**12}"),  # memory
         # more than the cores: once ignored by OpenBLAS (and recorded), or a ctypes traceback
         (["--blas-threads", str(10**20)], f"--blas-threads must be at most {CORES}, got {10**20}"),
     ],

@@ -43,6 +43,8 @@ def test_bad_arguments_end_in_one_line(tmp_path):
         (["--draft", str(tmp_path / "none.npz")], "no weights file at"),
         (["--n-past", "99999"], "--n-past must be below the models' context"),
         (["--repeats", "0"], "must be at least 1"),
+        (["--repeats", str(10**12)], "--repeats must be at most 10,000"),  # not terabytes of times
+        (["--seed", "-1"], "--seed must be at least 0, got -1"),
     ):
         result = run(*args)
         assert result.returncode in (1, 2) and message in result.stderr, (args, result.stderr)

@@ -56,12 +56,16 @@ LEAST = {"n_past": 0, "repeats": 1, "greedy_tokens": 1, "blas_threads": 1, "seed
          "max_new_tokens": 1, "k": 1}  # fmt: skip
 
 
+MAX_REPEATS = 10_000
+
 # The largest: drafts per round as in `speclab demo` (the adaptive policy's planning and
 # Leviathan's formula take O(k), so a mistyped 10**9 would hang after the timing).
 # BLAS threads: more than cores only wait for each other, and OpenBLAS silently ignores a
 # number beyond the one it was built for (the report would record threads that never ran).
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-MOST = {"k": MAX_K, "blas_threads": CORES or 1}  # the cores this process may use
+# Rounds: ten thousand are hours of decoding and far more than a stable median needs; the
+# timings of every round are kept, so a mistyped 10**12 would ask for terabytes.
+MOST = {"k": MAX_K, "blas_threads": CORES or 1, "repeats": MAX_REPEATS}
 
 
 def option_problem(args) -> str | None:
