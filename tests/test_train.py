@@ -644,3 +644,20 @@ def test_a_symbolic_link_loop_or_a_dangling_link_as_a_path_is_one_line(tmp_path)
         assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
     assert not (tmp_path / "run").exists() and not (tmp_path / "missing").exists()
     assert loop.is_symlink()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc, where no one can write")
+def test_a_run_folder_that_cannot_take_checkpoints_is_refused_before_training(tmp_path):
+    """The first checkpoint comes after hundreds of steps: a folder it cannot go to is said
+    at once (here one inside /proc, which even root cannot make), and --out is left alone."""
+    result = run_train("smoke", "--smoke", "--run-dir", "/proc/self/speclab-run",
+                       "--out", tmp_path / "w.npz")  # fmt: skip
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "--run-dir /proc/self/speclab-run: cannot write there (No such file or directory)"
+        )
+    )
+    assert not list(tmp_path.iterdir())

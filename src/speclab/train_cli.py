@@ -186,7 +186,13 @@ def _path_problem(args, run_dir: Path) -> str | None:
         return (
             f"{run_dir} already has a checkpoint, which resumes; --init-from starts a new --run-dir"
         )
-    return None if args.out is None else _out_problem(args.out, run_dir)
+    if args.out is not None and (problem := _out_problem(args.out, run_dir)):
+        return problem
+    try:  # the checkpoints go there: a folder that cannot take them would cost the run
+        writable_folder(run_dir, name=f"--run-dir {run_dir}")
+    except OSError as error:
+        return str(error)
+    return None
 
 
 def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
