@@ -720,6 +720,21 @@ def test_ctrl_c_while_the_subcommands_are_imported_is_one_line(capsys, monkeypat
     assert capsys.readouterr().err == "interrupted\n"
 
 
+def test_ctrl_c_while_the_ctrl_c_handler_is_being_set_up_is_one_line(capsys, monkeypatch):
+    """The very first thing main() does loads `signal` (and enum): a Ctrl-C can land there."""
+    from speclab import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_note_ctrl_c", interrupted)
+    assert main(["check-guesses", "x.csv"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    with pytest.raises(SystemExit) as ended:
+        cli.run_script(lambda: 0, "a script")
+    assert ended.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+
+
 def test_a_second_ctrl_c_while_the_first_is_handled_is_swallowed():
     """Two quick Ctrl-C: the first stops the command, the second must not interrupt the
     "interrupted" message (it used to end in a traceback)."""

@@ -63,7 +63,11 @@ def console() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ctrl_c_seen, restore = _note_ctrl_c()
+    try:
+        ctrl_c_seen, restore = _note_ctrl_c()
+    except KeyboardInterrupt:  # at once: while `signal` loads
+        print("interrupted", file=sys.stderr)
+        return 130
     try:
         _escape_what_the_console_cannot_show()
         parser = build_parser()  # imports every subcommand's module: numpy, pandas...
@@ -147,7 +151,11 @@ def run_script(main, name: str) -> None:
     and an OSError or ValueError (a missing or damaged weights file) one line naming it.
     """
     _escape_what_the_console_cannot_show()
-    ctrl_c_seen, restore = _note_ctrl_c()
+    try:
+        ctrl_c_seen, restore = _note_ctrl_c()
+    except KeyboardInterrupt:  # at once: while `signal` loads
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
     try:
         status = main()
         if sys.stdout is not None:
@@ -184,7 +192,7 @@ def _note_ctrl_c():
     and dropped. While the handler is installed, such a dropped Ctrl-C is not printed; the
     next Ctrl-C raises again, and seen() stays true, so that the caller can still stop.
     """
-    import signal  # built into the interpreter: no slower than os and sys
+    import signal  # it imports enum: a Ctrl-C can come in here, which the callers catch
 
     seen, dropped = [], []
 
