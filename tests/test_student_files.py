@@ -107,6 +107,29 @@ def test_class_files_keeps_every_csv_entry_so_each_problem_is_named(tmp_path):
     (tmp_path / "notes.txt").write_text("not a csv")
     (tmp_path / "ghost.csv").symlink_to(tmp_path / "gone.csv")
     (tmp_path / "sub.csv").mkdir()
-    files, errors = class_files([str(tmp_path), str(tmp_path / "nope.csv")])
+    files, errors, notes = class_files([str(tmp_path), str(tmp_path / "nope.csv")])
     assert [path.name for path in files] == ["B.CSV", "a.csv", "ghost.csv", "nope.csv"]
-    assert errors == []
+    assert errors == [] and notes == []
+
+
+def test_helper_files_beside_a_spreadsheet_are_noted_and_skipped(tmp_path, capsys):
+    """A class folder copied from a Mac, or with a file open in Excel: ._alice.csv (not
+    text at all) and ~$bob.csv are not students; they used to count as "file error"."""
+    from speclab.cli import main
+
+    good = "prefix,guess\n,ABC\n"
+    (tmp_path / "alice.csv").write_text(good)
+    (tmp_path / "._alice.csv").write_bytes(b"\x00\x05\x16\x07Mac OS X")
+    (tmp_path / "~$bob.csv").write_bytes(b"\x0bbob\x00")
+    (tmp_path / "bob.csv").write_text(good)
+    files, errors, notes = class_files([str(tmp_path), str(tmp_path / "~$bob.csv")])
+    assert [path.name for path in files] == ["alice.csv", "bob.csv", "~$bob.csv"]  # named: checked
+    assert errors == [] and len(notes) == 2
+    assert main(["check-guesses", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("skipped, a helper file that macOS or Office leaves beside a spreadsheet") == 2
+    only_helpers = tmp_path / "only"
+    only_helpers.mkdir()
+    (only_helpers / "._x.csv").write_bytes(b"\x00")
+    assert main(["check-guesses", str(only_helpers)]) == 1
+    assert "folder has no .csv files" in capsys.readouterr().err

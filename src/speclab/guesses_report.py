@@ -198,12 +198,12 @@ def run(args: argparse.Namespace) -> int:
     """Print a report per file (and a class summary for several); 0 only if all rows are valid."""
     tr = translator(getattr(args, "lang", None))
     _ = tr.gettext
-    files, errors = class_files(args.files)
+    files, errors, skipped = class_files(args.files)
     for error in errors:
         print(_("error: {problem}").format(problem=error.text(tr)), file=sys.stderr)
     files, repeats = without_repeats(files)
-    for repeat in repeats:
-        print(_("note: {problem}").format(problem=repeat.text(tr)), file=sys.stderr)
+    for note in skipped + repeats:
+        print(_("note: {problem}").format(problem=note.text(tr)), file=sys.stderr)
     summary = []
     words = Words(tr)
     for path, student in zip(files, _student_names(files), strict=True):

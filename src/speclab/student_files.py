@@ -266,13 +266,17 @@ def _quoting_problem(error: csv.Error) -> Message:
     return Message(N_('broken quoting: a " opens a cell and never closes (or text follows it)'))
 
 
-def class_files(names: list[str]) -> tuple[list[Path], list[Message]]:
-    """The files to check (a folder gives its *.csv entries) and one error line per bad name.
+def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Message]]:
+    """The files to check (a folder gives its *.csv entries), one error line per bad name,
+    and one note per entry skipped.
 
     Every *.csv entry of a folder is kept, whatever it is (a broken link, a pipe, an
-    unreadable file), so that read_text names its problem instead of it going missing.
+    unreadable file), so that read_text names its problem instead of it going missing;
+    except the helper files other programs leave beside a spreadsheet (macOS's `._x.csv`
+    on a shared drive or USB stick, Office's lock file `~$x.csv`), which are noted and
+    skipped. A helper file named on its own is checked like any other.
     """
-    files, errors = [], []
+    files, errors, notes = [], [], []
     for name in names:
         path = Path(name)
         if not _is_folder(path):
@@ -289,12 +293,23 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message]]:
                 )
             )
             continue
+        helpers = [entry for entry in found if entry.name.startswith(HELPER_FILE_PREFIXES)]
+        notes += [
+            Message(
+                N_(
+                    "{name}: skipped, a helper file that macOS or Office leaves beside a spreadsheet"
+                ),
+                {"name": shown(str(entry))},
+            )
+            for entry in helpers
+        ]
+        found = [entry for entry in found if entry not in helpers]
         if not found:
             errors.append(
                 Message(N_("{name}: folder has no .csv files"), {"name": shown(str(path))})
             )
         files.extend(found)
-    return files, errors
+    return files, errors, notes
 
 
 def without_repeats(files: list[Path]) -> tuple[list[Path], list[Message]]:
@@ -318,6 +333,9 @@ def without_repeats(files: list[Path]) -> tuple[list[Path], list[Message]]:
         seen.add(key)
         kept.append(path)
     return kept, notes
+
+
+HELPER_FILE_PREFIXES = ("._", "~$")  # macOS's AppleDouble files, Office's lock files
 
 
 def _is_folder(path: Path) -> bool:
