@@ -123,3 +123,25 @@ def test_cli_bench_forward_hostile_weights_give_one_line(tmp_path, capsys):
     assert main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "a single .npy array" in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "forward", "--scenario", "nosuch"],
+         "--scenario is an option of `speclab bench decode`, not of forward"),
+        (["bench", "forward", "--k", "4"], "--k is an option of `speclab bench decode`, not of forward"),
+        (["bench", "decode", "--n-past", "5000"],
+         "--n-past is an option of `speclab bench forward`, not of decode"),
+        (["bench", "--greedy-tokens", "9"],  # decode, the default
+         "--greedy-tokens is an option of `speclab bench forward`, not of decode"),
+    ],
+)  # fmt: skip
+def test_an_option_of_the_other_benchmark_is_refused_not_ignored(tmp_path, capsys, monkeypatch,
+                                                                 argv, message):  # fmt: skip
+    monkeypatch.setattr(bench, "_load_for_bench", lambda args: pytest.fail("loaded a model"))
+    assert main(argv + ["--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"speclab bench {argv[1] if argv[1] != '--greedy-tokens' else 'decode'}: {message}"
+    ]

@@ -34,13 +34,13 @@ def add_arguments(parser):
                         help="weights file to time (default: the shipped target)")  # fmt: skip
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                         help="compute dtype (decoding uses float64)")  # fmt: skip
-    parser.add_argument(
-        "--n-past", type=int, default=256, help="cached positions before the new ones"
-    )
+    parser.add_argument("--n-past", type=int, default=None,
+                        help="forward: cached positions before the new ones (default 256)")  # fmt: skip
     parser.add_argument(
         "--repeats", type=int, default=None, help="interleaved rounds (forward 31, decode 7)"
     )
-    parser.add_argument("--greedy-tokens", type=int, default=128, help="tokens per greedy run")
+    parser.add_argument("--greedy-tokens", type=int, default=None,
+                        help="forward: tokens per greedy run (default 128)")  # fmt: skip
     parser.add_argument("--blas-threads", type=int, default=None,
                         help="limit BLAS threads (default: forward the library's choice, decode 1)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed for tokens and task order")
@@ -68,6 +68,12 @@ CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os
 MOST = {"k": MAX_K, "blas_threads": CORES or 1, "repeats": MAX_REPEATS}
 
 
+# Options of one benchmark only (given to the other, they would be silently ignored).
+FORWARD_ONLY = {"n_past": 256, "greedy_tokens": 128}  # with their defaults
+DECODE_ONLY = {name: None for name in
+               ("draft_weights", "scenario", "prompts_dir", "max_new_tokens", "drafter", "k")}  # fmt: skip
+
+
 def option_problem(args) -> str | None:
     """What is wrong with the numeric options or --out (None if nothing), found before any
     model is loaded or timed; --out is made and written to once (see report_files)."""
@@ -78,6 +84,13 @@ def option_problem(args) -> str | None:
                 return f"--{name.replace('_', '-')} must be at least {least}, got {value}"
             if value is not None and value > MOST.get(name, value):
                 return f"--{name.replace('_', '-')} must be at most {MOST[name]}, got {value}"
+    theirs = DECODE_ONLY if args.what == "forward" else FORWARD_ONLY
+    if given := [name for name in theirs if getattr(args, name, None) is not None]:
+        other = "decode" if args.what == "forward" else "forward"
+        return f"--{given[0].replace('_', '-')} is an option of `speclab bench {other}`, not of {args.what}"
+    for name, default in FORWARD_ONLY.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, default)
     try:
         args.out = writable_folder(args.out or bench_dir())
     except OSError as error:
