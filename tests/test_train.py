@@ -2,6 +2,7 @@
 to end: it trains, resumes from its checkpoints (or refuses them, with a message), goes on with
 --init-from and exports."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -661,3 +662,12 @@ def test_a_run_folder_that_cannot_take_checkpoints_is_refused_before_training(tm
         )
     )
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_init_from_a_pipe_is_named_as_such_not_missing(tmp_path):
+    pipe = tmp_path / "fifo.npz"
+    os.mkfifo(pipe)
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--init-from", pipe)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert f"--init-from {pipe} is not a file (a pipe or a device)" in result.stderr

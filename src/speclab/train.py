@@ -352,7 +352,7 @@ def _diverged(step: int, what: str, lr: float, checkpoint: Path) -> str:
     )
     return (
         f"training diverged at step {step + 1}: {what} "
-        f"(learning rate {lr:.3g}); {kept}; try a lower --set lr"
+        f"(learning rate {lr:.3g}); {kept}; try a lower --set lr, or undo another --set change"
     )
 
 

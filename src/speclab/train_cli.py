@@ -180,8 +180,10 @@ def _path_problem(args, run_dir: Path) -> str | None:
         inside = args.init_from / "checkpoint.npz"
         hint = f"; its checkpoint is {inside}" if inside.is_file() else ""
         return f"--init-from {args.init_from} is a folder; give a checkpoint.npz or a weights file{hint}"
-    if args.init_from is not None and not args.init_from.is_file():
+    if args.init_from is not None and not args.init_from.exists():
         return f"--init-from {args.init_from}: no such checkpoint"
+    if args.init_from is not None and not args.init_from.is_file():
+        return f"--init-from {args.init_from} is not a file (a pipe or a device); give a checkpoint"
     if args.init_from is not None and (run_dir / "checkpoint.npz").exists():
         return (
             f"{run_dir} already has a checkpoint, which resumes; --init-from starts a new --run-dir"
