@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from speclab.counting import expected_tokens_per_round
 from speclab.figures.style import (
@@ -181,7 +182,7 @@ ADAPTIVE_MODE_STYLES = {  # mode -> (colour, hatch)
     "time plain step": ("#8C8C8C", "xx"),
     "draft": (OKABE_ITO["blue"], ""),
     "probe": (OKABE_ITO["orange"], "//"),
-    "off": ("#EEEEEE", ""),
+    "off": ("#444444", ""),  # dark: unlike the white of drafts that were not accepted
 }
 
 
@@ -189,8 +190,9 @@ def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
     """Lesson 06: what the adaptive policy asked for in each round of one run.
 
     trace: dicts with "mode", "k", "drafted" and "accepted" (speclab.adaptive.Decision).
-    Bar height: the k asked for (outlined), filled up to the drafts accepted; "off" rounds
-    are plain steps (a short grey bar), probes are hatched.
+    Bar height: the k asked for (outlined), filled up to the drafts accepted, so the white
+    part of a bar is drafts the target rejected; "off" rounds are plain steps (a short dark
+    bar), probes are hatched.
     """
     with matplotlib.rc_context(PROJECTOR):
         fig, ax = plt.subplots(figsize=(14, 4.4), layout="constrained")
@@ -205,9 +207,12 @@ def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
             kept = np.where(asked < 0.5, 0.15, kept)  # plain steps: a visible sliver
             ax.bar(x[mine], kept, 0.8, color=colour, hatch=hatch, edgecolor="black",
                    label=f"{mode} ({len(mine)})")  # fmt: skip
+        rejected = Patch(facecolor="white", edgecolor="black", label="drafted, not accepted")
         ax.set_xlabel("round")
         ax.set_ylabel("k asked (outline), accepted (filled)")
-        ax.legend(loc="upper right", ncols=3, fontsize=12)
+        ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        handles = ax.get_legend_handles_labels()[0] + [rejected]
+        ax.legend(handles=handles, loc="upper right", ncols=3, fontsize=12)
         if title:
             ax.set_title(title, loc="left")
         tidy(ax)
