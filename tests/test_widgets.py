@@ -155,3 +155,16 @@ def test_widgets_have_a_notebook_display():
     for holder in (QuizGame(), PathExplorer(), SpeedupExplorer()):
         bundle = holder._repr_mimebundle_()
         assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_quiz_takes_half_a_character_and_a_very_long_answer():
+    """A browser can send a lone surrogate; a student can paste a page. Neither breaks the
+    picture: the first is shown as �, the second cut with an ellipsis."""
+    game = QuizGame()
+    game.answers[0].value = "8\ud800"
+    assert "8\ufffd" in game.text.value and game.accepted == 0
+    game.answers[0].value = "8"
+    game.answers[1].value = "9" * 5000
+    assert game.accepted == 1
+    assert "9" * 5000 not in game.text.value and "\u2026" in game.text.value
+    assert game.figure.get_size_inches()[0] < 20

@@ -138,3 +138,26 @@ def test_the_explorer_says_it_is_decoding_while_it_decodes(models):
     shown.drafters["lookup"] = watched_lookup
     shown.k.value = 2
     assert seen and "Decoding" in seen[-1] and shown.status.value == ""
+
+
+def test_drafter_game_says_when_a_guess_is_cut_and_counts_bytes(models):
+    """A guess runs past the tokens left: the round drafts what fits (as the decoder does) and
+    says so; a guess with a multi-byte character says its counts are bytes."""
+    target = models[0]
+    game = DrafterGame(target, PROMPTS, prompt="text", max_new_tokens=6)
+    greedy = greedy_decode(target, encode(PROMPTS["text"]), 6).tokens
+    round_ = game.submit(bytes(greedy).decode("latin-1") + "zzzz")  # 10 guessed, 5 fit
+    assert len(round_.drafted) == 5
+    assert "cut to its first 5 of 10 bytes: 6 new tokens are left" in game.last.value
+    assert round_.accepted == 5 and "5 of your 5 bytes kept" in game.last.value  # greedy's own
+    game.update()
+    round_ = game.submit("é")
+    assert "of your 2 bytes kept" in game.last.value and "Counts are bytes" in game.last.value
+    assert "new token from one forward" in game.last.value and "1 new tokens" not in game.last.value
+
+
+def test_drafter_game_takes_half_a_character_from_the_browser(models):
+    """A text box can deliver a lone surrogate, which UTF-8 cannot hold: shown as �, no error."""
+    game = DrafterGame(models[0], PROMPTS, prompt="text", max_new_tokens=6)
+    round_ = game.submit("a\ud800")
+    assert round_.drafted[:1] == list(b"a") and len(round_.drafted) == 4  # a + the 3 bytes of �

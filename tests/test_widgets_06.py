@@ -166,3 +166,11 @@ def test_boundary_explorer_verdicts_follow_the_sliders():
     assert "loses" in explorer.text.value and explorer.picture.value[:4] == b"\x89PNG"
     explorer.verify.value = 0.2
     assert explorer.break_even()[1] > high
+
+
+def test_boundary_explorer_words_no_data_and_break_even():
+    explorer = BoundaryExplorer({"no drafts": float("nan"), "alpha 0": 0.0, "alpha 1": 1.0}, k=1,
+                                c=0.0, verify_per_position=0.0)  # fmt: skip
+    # free drafts and free verification: alpha 0 gains nothing and loses nothing
+    assert "no drafts: no data" in explorer.text.value
+    assert "alpha 0: breaks even" in explorer.text.value and "alpha 1: pays" in explorer.text.value

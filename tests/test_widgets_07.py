@@ -92,3 +92,12 @@ def test_explorer_sliders_change_what_is_shown(explorer):
 def test_explorer_checks_its_arguments():
     with pytest.raises(ValueError):
         SamplingRuleExplorer(p_target=(0.5, 0.5), p_draft=(0.2, 0.3, 0.5))
+
+
+def test_a_distribution_of_zeros_clears_the_pictures_too():
+    shown = SamplingRuleExplorer(steps=100)
+    assert shown.picture.value[:4] == b"\x89PNG"
+    for slider in shown.target_sliders:
+        slider.value = 0.0
+    assert "cannot all be 0" in shown.text.value
+    assert shown.picture.value == b"" and shown.rule_picture.value == b"" and not shown.samples

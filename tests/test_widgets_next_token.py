@@ -52,3 +52,8 @@ def test_a_text_longer_than_the_context_says_what_the_model_reads():
     shown = NextTokenExplorer(MODEL, text="ab" * 50)  # 100 tokens, a context of 64
     assert "One forward over the last 64 of 100 tokens" in shown.note.value
     assert shown.choices == top_choices(next_token_logits(MODEL, encode("ab" * 50)[-64:]), 1.0, 10)
+
+
+def test_half_a_character_from_the_browser_is_read_as_the_replacement_character():
+    shown = NextTokenExplorer(MODEL, text="ab\ud800")
+    assert shown.choices == top_choices(next_token_logits(MODEL, encode("ab\ufffd")), 1.0, 10)

@@ -8,6 +8,7 @@ right to left and `paragraph` marks each sentence with its language and directio
 """
 
 import io
+import re
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
@@ -42,9 +43,15 @@ class Shown:
 OTHER_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩０１２３４５６７８９", "0123456789" * 3)
 
 
+def typed_text(value: str) -> str:
+    """A text box's value with any lone surrogate (half of a character, which a browser can
+    send and UTF-8 cannot hold) shown as the replacement character \ufffd."""
+    return re.sub("[\ud800-\udfff]", "\ufffd", value)
+
+
 def normalise(answer: str) -> str:
     """A typed answer as the host reads it: no stray spaces, any case, digits of any script."""
-    return answer.strip().casefold().translate(OTHER_DIGITS)
+    return typed_text(answer).strip().casefold().translate(OTHER_DIGITS)
 
 
 RTL_STYLE = "<style>.speclab-rtl { direction: rtl; text-align: right; }</style>"

@@ -138,7 +138,8 @@ class BoundaryExplorer(Shown):
     def update(self) -> None:
         leviathan, with_verify = self.break_even()
         verdicts = ", ".join(
-            f"{name}: {'pays' if pays else 'loses'}" for name, pays in self.verdicts().items()
+            f"{name}: {_verdict(self.scenario_alphas[name], with_verify)}"
+            for name in self.verdicts()
         )
         self.text.value = (
             "<p style='font-size:1.2em'>break-even \u03b1: "
@@ -151,3 +152,12 @@ class BoundaryExplorer(Shown):
         self.figure = boundary_figure(self.k.value, self.c.value, self.verify.value,
                                       self.scenario_alphas)  # fmt: skip
         self.picture.value = figure_png(self.figure)
+
+
+def _verdict(alpha: float, break_even: float) -> str:
+    """What the prediction says of one scenario's alpha, in words."""
+    if not np.isfinite(alpha):
+        return "no data (no rounds drafted)"
+    if np.isclose(alpha, break_even, rtol=0, atol=1e-9):
+        return "breaks even"
+    return "pays" if alpha > break_even else "loses"

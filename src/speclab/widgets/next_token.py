@@ -10,7 +10,7 @@ import html
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, figure_png
+from speclab.widgets.base import Shown, figure_png, typed_text
 
 
 class NextTokenExplorer(Shown):
@@ -40,7 +40,7 @@ class NextTokenExplorer(Shown):
         from speclab.render import shown_token
         from speclab.tokenizer import encode
 
-        tokens = encode(self.text.value)
+        tokens = encode(typed_text(self.text.value))
         if not tokens:
             self.choices = []
             self.note.value = "<p>Type some text: the model needs a token to continue.</p>"

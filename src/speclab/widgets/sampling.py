@@ -119,6 +119,8 @@ class SamplingRuleExplorer(Shown):
                 "<p style='font-size:1.2em'>Give both the target and the draft some "
                 "probability: a distribution's weights cannot all be 0.</p>"
             )
+            self.samples, self.figure, self.rule_figure = {}, None, None
+            self.rule_picture.value = self.picture.value = b""  # not the last setting's pictures
             return
         p, q = found
         self.samples = self.simulate(p, q)

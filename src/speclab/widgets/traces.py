@@ -13,7 +13,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from speclab.figures import CROSS, TICK
-from speclab.widgets.base import Shown, figure_png
+from speclab.widgets.base import Shown, figure_png, typed_text
 
 
 class SpeculativeExplorer(Shown):
@@ -115,8 +115,12 @@ class SpeculativeExplorer(Shown):
 
 
 def _visible(data: bytes) -> str:
-    """Bytes as text with spaces and newlines drawn (␣, ↵), for a row of ticks."""
+    """Bytes as text with spaces, newlines and other control bytes drawn (␣, ↵, \\x00), for a
+    row of ticks."""
+    from speclab.tokenizer import token_str
+
     text = data.decode("utf-8", errors="replace")
+    text = "".join(token_str(ord(c)) if ord(c) < 32 and c != "\n" else c for c in text)
     return text.replace(" ", "\u2423").replace("\n", "\u21b5")
 
 
@@ -170,7 +174,11 @@ class DrafterGame(Shown):
         if self.game.done:
             self.last.value = "<p><b>The text is complete.</b> Press <i>start again</i>.</p>"
             return None
-        round_ = self.game.verify(guess)
+        from speclab.tokenizer import encode
+
+        typed = encode(typed_text(guess))
+        room = self.game.max_new_tokens - len(self.game.result.tokens) - 1
+        round_ = self.game.verify(typed)  # cut to room: each round ends with the target's token
         self.guess.value = ""
         marks = [f"<span style='color:#009E73'>{TICK} {html.escape(_visible(bytes([t])))}</span>"
                  for t in round_.drafted[: round_.accepted]]  # fmt: skip
@@ -179,12 +187,24 @@ class DrafterGame(Shown):
             marks.append(
                 f"<span style='color:#D55E00'>{CROSS} {html.escape(_visible(wrong))}</span>"
             )
-        kept = f"{round_.accepted} of your {len(round_.drafted)} kept; " if round_.drafted else ""
+        kept = (f"{round_.accepted} of your {len(round_.drafted)} bytes kept; "
+                if round_.drafted else "")  # fmt: skip
         own = html.escape(_visible(bytes([round_.appended])))
+        n_new = len(round_.new_tokens)
+        notes = []
+        if len(typed) > len(round_.drafted):
+            notes.append(
+                f"Your guess was cut to its first {room} of {len(typed)} bytes: "
+                f"{room + 1} new token{'s' * (room != 0)} {'are' if room else 'is'} left, and "
+                "every round ends with one of the target's own."
+            )  # fmt: skip
+        if any(byte >= 0x80 for byte in typed):
+            notes.append("Counts are bytes (the model's tokens): é is 2 bytes, most emoji 4.")
         self.last.value = (
             f"<p style='font-family:monospace;font-size:1.2em'>{' '.join(marks)}</p>"
             f"<p>{kept}the target wrote <b style='color:#0072B2'>{own}</b>: "
-            f"{len(round_.new_tokens)} new tokens from one forward.</p>"
+            f"{n_new} new token{'s' * (n_new != 1)} from one forward.</p>"
+            + "".join(f"<p><i>{note}</i></p>" for note in notes)
         )
         self._show()
         return round_
