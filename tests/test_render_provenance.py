@@ -42,3 +42,20 @@ def test_a_split_character_takes_its_last_byte_s_label():
 def test_labels_must_match_the_output(labels):
     with pytest.raises(ValueError, match="one label per output token"):
         provenance_html(encode("ab!"), labels)
+
+
+def test_the_saved_reports_outputs_give_back_its_shares():
+    """Notebook 06 labels the saved report's outputs (text) again to show them: the labels
+    must be the ones the report counted, per prompt."""
+    import json
+
+    from speclab.paths import data_dir
+    from speclab.scenarios import load_scenarios, provenance_fractions
+
+    report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    prompts = {f"{s.name} / {p.id}": p.text for s in load_scenarios() for p in s.prompts}
+    min_span = report["settings"]["min_span"]
+    for name, text in report["outputs"].items():
+        assert "\ufffd" not in text, name  # bytes that were not UTF-8 could not be rebuilt
+        labels = output_provenance(encode(prompts[name]), encode(text), min_span)
+        assert provenance_fractions(labels) == report["provenance_per_prompt"][name], name
