@@ -168,3 +168,10 @@ def test_quiz_takes_half_a_character_and_a_very_long_answer():
     assert game.accepted == 1
     assert "9" * 5000 not in game.text.value and "\u2026" in game.text.value
     assert game.figure.get_size_inches()[0] < 20
+
+
+def test_an_emoji_answer_draws_a_box_without_a_warning_in_the_cell(recwarn):
+    game = QuizGame()
+    game.answers[0].value = "8\U0001f577"  # a spider: no font here has it
+    assert game.picture.value[:4] == b"\x89PNG"
+    assert not [w for w in recwarn if "missing from" in str(w.message)]

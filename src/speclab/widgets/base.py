@@ -9,6 +9,7 @@ right to left and `paragraph` marks each sentence with its language and directio
 
 import io
 import re
+import warnings
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
@@ -17,9 +18,17 @@ from speclab.i18n import DIRECTION
 
 
 def figure_png(fig: Figure, dpi: int = 72) -> bytes:
-    """The figure as PNG bytes, cropped to its content."""
+    """The figure as PNG bytes, cropped to its content.
+
+    A character the fonts lack (an emoji a student typed) is drawn as an empty box, without
+    matplotlib's "Glyph missing" warning in the cell's output.
+    """
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r"Glyph \d+ .* missing from", category=UserWarning
+        )
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     return buffer.getvalue()
 
 
