@@ -57,3 +57,15 @@ def test_a_text_longer_than_the_context_says_what_the_model_reads():
 def test_half_a_character_from_the_browser_is_read_as_the_replacement_character():
     shown = NextTokenExplorer(MODEL, text="ab\ud800")
     assert shown.choices == top_choices(next_token_logits(MODEL, encode("ab\ufffd")), 1.0, 10)
+
+
+def test_a_long_text_says_it_is_computing_while_the_forward_runs():
+    shown = NextTokenExplorer(MODEL, text="hi")
+    notes = []
+    shown.note.observe(lambda change: notes.append(change["new"]), names="value")
+    shown.text.value = "x = 1\n" * 100  # 600 tokens
+    assert notes[0] == "<p>Computing: one forward over 600 tokens\u2026</p>"
+    assert notes[-1].startswith("<p>One forward over")
+    notes.clear()
+    shown.text.value = "short"
+    assert not any("Computing" in note for note in notes)

@@ -12,6 +12,8 @@ from matplotlib.figure import Figure
 
 from speclab.widgets.base import Shown, figure_png, typed_text
 
+LONG_TEXT = 256  # tokens: above this, the note says it is computing while the forward runs
+
 
 class NextTokenExplorer(Shown):
     """Lesson 03b: one forward, one set of bars (speclab.next_token).
@@ -47,6 +49,8 @@ class NextTokenExplorer(Shown):
             self.picture.value = b""
             return
         t = self.temperature.value
+        if len(tokens) > LONG_TEXT:  # a forward over a long text takes a moment: say so
+            self.note.value = f"<p>Computing: one forward over {len(tokens):,} tokens\u2026</p>"
         self.choices = top_choices(next_token_logits(self.model, tokens), t, self.n)
         top = self.choices[0]
         seen = min(len(tokens), self.model.config.n_ctx)  # the model reads its last n_ctx tokens
