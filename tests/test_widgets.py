@@ -166,7 +166,7 @@ def test_quiz_takes_half_a_character_and_a_very_long_answer():
     game.answers[0].value = "8"
     game.answers[1].value = "9" * 5000
     assert game.accepted == 1
-    assert "9" * 5000 not in game.text.value and "\u2026" in game.text.value
+    assert "9" * 5000 not in game.text.value and "9999..." in game.text.value
     assert game.figure.get_size_inches()[0] < 20
 
 

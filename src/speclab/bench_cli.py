@@ -70,8 +70,7 @@ MOST = {"k": MAX_K, "blas_threads": CORES or 1, "repeats": MAX_REPEATS}
 
 # Options of one benchmark only (given to the other, they would be silently ignored).
 FORWARD_ONLY = {"n_past": 256, "greedy_tokens": 128}  # with their defaults
-DECODE_ONLY = {name: None for name in
-               ("draft_weights", "scenario", "prompts_dir", "max_new_tokens", "drafter", "k")}  # fmt: skip
+DECODE_ONLY = ("draft_weights", "scenario", "prompts_dir", "max_new_tokens", "drafter", "k")
 
 
 def option_problem(args) -> str | None:

@@ -24,6 +24,7 @@ from speclab.counting import expected_speedup, expected_tokens_per_round, simula
 from speclab.exercises import explain_invalid
 from speclab.figures import CROSS, TICK, check_row_figure, eq1_figure
 from speclab.i18n import N_, resolve, translator
+from speclab.student_files import cut
 from speclab.widgets.base import Shown, figure_png, in_language, normalise, paragraph, typed_text
 
 # Lesson 01's quiz: number answers, so no language or spelling decides right and wrong.
@@ -37,11 +38,6 @@ QUIZ_QUESTIONS = (
 
 
 QUIZ_KEY = ("8", "56", "6", "90", "120")
-
-
-def _cell(answer: str, most: int = 12) -> str:
-    """An answer as its square in the picture shows it: a long one cut, with an ellipsis."""
-    return answer if len(answer) <= most else answer[: most - 1] + "\u2026"
 
 
 class QuizGame(Shown):
@@ -102,7 +98,7 @@ class QuizGame(Shown):
         m = self.accepted
         marks = []
         for i, answer in enumerate(typed):
-            values = {"number": i + 1, "answer": html.escape(_cell(answer, 40)) or _("(blank)")}
+            values = {"number": i + 1, "answer": html.escape(cut(answer, 40)) or _("(blank)")}
             if i < m:
                 marks.append(f"{TICK} " + _("Q{number} {answer}").format(**values))
             elif i == m:
@@ -123,7 +119,7 @@ class QuizGame(Shown):
             f"<b>{advance}</b>: {sums}", self.lang
         )
         self.figure = check_row_figure(
-            [_cell(normalise(answer)) or "?" for answer in typed],
+            [cut(normalise(answer), 12) or "?" for answer in typed],
             self.answer_key,
             row_labels=(_("host's answers"), _("your answers"), _("squares advanced")),
             title=_("{m} right, {squares}").format(m=m, squares=self._squares(m + 1)),
