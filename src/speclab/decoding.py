@@ -319,6 +319,12 @@ class GuessVerifier:
     def done(self) -> bool:
         return len(self.result.tokens) >= self.max_new_tokens
 
+    @property
+    def room(self) -> int:
+        """How many guessed tokens the next round can hold: the tokens still to come, less
+        the target's own token that ends every round."""
+        return max(0, self.max_new_tokens - len(self.result.tokens) - 1)
+
     def verify(self, guess) -> Round:
         """One round: guess (text or token ids) checked in one forward; returns the Round.
 
@@ -328,7 +334,7 @@ class GuessVerifier:
         if self.done:
             raise ValueError(f"all {self.max_new_tokens} new tokens are written")
         drafts = encode(guess) if isinstance(guess, str) else as_token_list(guess, "guess")
-        drafts = drafts[: self.max_new_tokens - len(self.result.tokens) - 1]
+        drafts = drafts[: self.room]
         text = self.result.prompt_tokens + self.result.tokens
         params, config = self.model.params, self.model.config
         n_cached = len(self.cache)

@@ -177,8 +177,8 @@ class DrafterGame(Shown):
         from speclab.tokenizer import encode
 
         typed = encode(typed_text(guess))
-        room = self.game.max_new_tokens - len(self.game.result.tokens) - 1
-        round_ = self.game.verify(typed)  # cut to room: each round ends with the target's token
+        room = self.game.room  # before the round: verify cuts the guess to it
+        round_ = self.game.verify(typed)
         self.guess.value = ""
         marks = [f"<span style='color:#009E73'>{TICK} {html.escape(_visible(bytes([t])))}</span>"
                  for t in round_.drafted[: round_.accepted]]  # fmt: skip
