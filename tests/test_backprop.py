@@ -75,6 +75,42 @@ def test_weighted_loss_is_the_weighted_mean_and_its_gradients_match_finite_diffe
         np.testing.assert_allclose(grad, plain[name], rtol=1e-9, atol=1e-15)
 
 
+def test_distillation_loss_and_its_gradients_match_finite_differences():
+    params, rng = perturbed_params(5)
+    inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
+    positions = np.arange(6)
+    weights = np.where(rng.random((2, 6)) < 0.3, 8.0, 1.0)
+    teacher = rng.dirichlet(np.full(256, 0.1), size=(2, 6))  # any distribution per position
+    share = 0.7
+
+    def loss_only():  # cross-entropy against the mixture, from speclab.gpt's own forward
+        total = 0.0
+        for row in range(2):
+            logits = forward(params, CONFIG, inputs[row])  # positions 0..5
+            log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+            wanted = share * teacher[row]
+            wanted[np.arange(6), targets[row]] += 1 - share
+            total += (-(wanted * log_probs).sum(axis=-1) * weights[row]).sum()
+        return total / weights.sum()
+
+    loss, grads = loss_and_grads(params, CONFIG.n_head, inputs, targets, positions, weights,
+                                 teacher=teacher, teacher_share=share)  # fmt: skip
+    np.testing.assert_allclose(loss, loss_only(), rtol=1e-9)
+    check_against_finite_differences(params, rng, inputs, targets, grads, loss_only)
+
+
+def test_a_one_hot_teacher_is_plain_cross_entropy():
+    params, rng = perturbed_params(6)
+    inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))
+    one_hot = np.eye(256)[targets]
+    plain_loss, plain = loss_and_grads(params, CONFIG.n_head, inputs, targets, np.arange(6))
+    loss, grads = loss_and_grads(params, CONFIG.n_head, inputs, targets, np.arange(6),
+                                 teacher=one_hot, teacher_share=1.0)  # fmt: skip
+    np.testing.assert_allclose(loss, plain_loss, rtol=1e-12)
+    for name, grad in flatten(grads).items():
+        np.testing.assert_allclose(grad, flatten(plain)[name], rtol=1e-9, atol=1e-15)
+
+
 def test_unlikelihood_gradients_match_finite_differences():
     params, rng = perturbed_params(2)
     inputs, targets = rng.integers(0, 256, (2, 6)), rng.integers(0, 256, (2, 6))

@@ -671,3 +671,60 @@ def test_init_from_a_pipe_is_named_as_such_not_missing(tmp_path):
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--init-from", pipe)
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert f"--init-from {pipe} is not a file (a pipe or a device)" in result.stderr
+
+
+def test_teacher_share_learns_from_the_shipped_target_and_records_it(tmp_path):
+    from speclab.paths import weights_dir
+    from speclab.weights import file_sha256
+
+    out, plain = tmp_path / "distilled.npz", tmp_path / "plain.npz"
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "a", "--out", out,
+                       "--set", "teacher_share=1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    model = load(out)
+    assert model.meta["teacher"]["sha256"] == file_sha256(weights_dir() / "target.npz")
+    assert all(0 <= entry["agreement"] <= 1 for entry in model.meta["history"])
+    assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--out", plain).returncode == 0
+    untaught = load(plain)
+    assert untaught.meta["teacher"] is None and "agreement" not in untaught.meta["history"][-1]
+    # same seed, same rows: only the wanted distribution differs, so the weights do too
+    assert not np.array_equal(model.params["wte"], untaught.params["wte"])
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "c", "--set", "teacher_share=2")
+    assert result.returncode == 2 and "teacher_share=2" in result.stderr
+
+
+def test_a_distilled_run_resumed_with_another_target_is_refused(tmp_path, monkeypatch):
+    import shutil
+
+    from speclab import paths
+    from speclab.train import train
+
+    shipped = paths.weights_dir()
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    shutil.copy(shipped / "target.npz", weights / "target.npz")
+    monkeypatch.setattr(paths, "weights_dir", lambda: weights)
+    cfg = TrainConfig(**(RECIPES["smoke"].__dict__ | {"teacher_share": 0.5}))
+    train(cfg, tmp_path / "run", progress=False, stop_at=3)
+    shutil.copy(shipped / "draft.npz", weights / "target.npz")  # another target
+    with pytest.raises(ValueError, match="resume it with that target"):
+        train(cfg, tmp_path / "run", progress=False)
+
+
+def test_agreement_is_the_share_of_positions_where_both_pick_the_same_byte():
+    from speclab.corpus import load_corpus
+    from speclab.train import agreement
+    from speclab.weights import load_draft, load_target
+
+    target, draft = load_target(np.float32), load_draft(np.float32)
+    val = load_corpus(200_000)["val"]
+    cfg = TrainConfig(n_head=4, n_ctx=64)  # both models' heads; rows of 64 bytes
+    assert agreement(target.params, cfg, target, val, n_rows=3) == 1.0
+    starts = np.linspace(0, val.size - 64 - 2, 3).astype(np.int64)
+    same = [
+        forward(draft.params, draft.config, val[s : s + 64]).argmax(axis=-1)
+        == forward(target.params, target.config, val[s : s + 64]).argmax(axis=-1)
+        for s in starts
+    ]  # speclab.gpt's forward, one row at a time
+    got = agreement(draft.params, cfg, target, val, n_rows=3)
+    assert got == pytest.approx(np.mean(same))

@@ -148,22 +148,38 @@ def block_backward(dx, cache):
     return dx + d_x_ln1, grads
 
 
-def loss_and_grads(params, n_head, inputs, targets, positions, weights=None):
+def loss_and_grads(params, n_head, inputs, targets, positions, weights=None, teacher=None,
+                   teacher_share=0.0):  # fmt: skip
     """Mean cross-entropy (nats per byte) and its gradient for every parameter.
 
     inputs, targets [n_batch, n_seq]; positions [n_seq], the position ids of the columns.
     weights [n_batch, n_seq] (optional): the loss is then the weighted mean.
+    teacher [n_batch, n_seq, n_vocab] (optional): another model's next-byte probabilities
+    (distillation, Hinton et al. 2015). Each position's cross-entropy is then taken against
+    (1 - teacher_share) * one-hot(target) + teacher_share * teacher.
     """
     log_probs, caches = _forward(params, n_head, inputs, positions)
-    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)
-    d_logits = np.exp(log_probs)  # softmax minus one-hot, per position
-    np.put_along_axis(d_logits, targets[..., None], np.exp(picked) - 1, axis=-1)
+    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
+    d_logits = np.exp(log_probs)  # softmax minus the wanted distribution, per position
+    np.put_along_axis(d_logits, targets[..., None], np.exp(picked)[..., None] - 1, axis=-1)
+    losses = -picked  # [n_batch, n_seq]
+    if teacher is not None and teacher_share:
+        soft = -(teacher * log_probs).sum(axis=-1)
+        losses = (1 - teacher_share) * losses + teacher_share * soft
+        one_hot = np.zeros_like(d_logits)
+        np.put_along_axis(one_hot, targets[..., None], 1.0, axis=-1)
+        d_logits += teacher_share * (one_hot - teacher).astype(d_logits.dtype)
     if weights is None:
-        loss, d_logits = -picked.mean(), d_logits / targets.size
+        loss, d_logits = losses.mean(), d_logits / targets.size
     else:
-        share = (weights / weights.sum())[..., None].astype(d_logits.dtype)
-        loss, d_logits = -(picked * share).sum(), d_logits * share
+        share = (weights / weights.sum()).astype(d_logits.dtype)
+        loss, d_logits = (losses * share).sum(), d_logits * share[..., None]
     return float(loss), _backward(params, d_logits, inputs, positions, caches)
+
+
+def next_byte_probs(params, n_head, inputs, positions):
+    """Next-byte probabilities [n_batch, n_seq, n_vocab] (forward only): a teacher's."""
+    return np.exp(_forward(params, n_head, inputs, positions)[0])
 
 
 def unlikelihood_and_grads(params, n_head, inputs, targets, positions, penalize):

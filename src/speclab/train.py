@@ -36,6 +36,7 @@ import numpy as np
 from speclab.backprop import (
     loss_and_grads,
     loss_and_grads_forward_only,
+    next_byte_probs,
     unlikelihood_and_grads,
 )
 from speclab.checkpoints import (
@@ -48,7 +49,7 @@ from speclab.copy_metrics import copy_gap, copy_probes, copy_score, held_out_fun
 from speclab.corpus import batch, load_corpus
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
-from speclab.weights import flatten, init_params, save, unflatten
+from speclab.weights import file_sha256, flatten, init_params, save, unflatten
 
 # --- the loop penalty --------------------------------------------------------------------
 
@@ -250,6 +251,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         params = init_params(config, rng, dtype=np.float32)
         state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
         step, log = 0, {"config": asdict(cfg), "history": [], "seconds": 0.0}
+    teacher = _teacher(cfg, log) if cfg.teacher_share else None
     flat_params = flatten(params)  # views into params: updates in place reach both
     started_at_step = step
     started = time.perf_counter()
@@ -266,9 +268,14 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
             n_batch = max(1, cfg.batch_tokens // n_seq)
             inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
             positions = np.arange(n_seq)  # always from 0: no offsets (see speclab.recipe)
+            soft = {}
+            if teacher is not None:  # distillation: the target's own next-byte distribution
+                soft["teacher"] = next_byte_probs(teacher.params, teacher.config.n_head,
+                                                  inputs, positions)  # fmt: skip
+                soft["teacher_share"] = cfg.teacher_share
             with np.errstate(over="ignore", invalid="ignore"):  # a diverged run is stopped below
                 loss, grads = loss_and_grads(
-                    params, cfg.n_head, inputs, targets, positions, *weights
+                    params, cfg.n_head, inputs, targets, positions, *weights, **soft
                 )
             if not math.isfinite(loss):
                 bar.close()  # the message on a line of its own
@@ -301,13 +308,14 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
                     "seconds": round(elapsed, 1),
                     "train_loss_ema": round(loss_ema, 4),
                     "grad_norm": round(norm, 3),
-                } | measure(params, cfg, config, corpus["val"], probes, functions)
+                } | measure(params, cfg, config, corpus["val"], probes, functions, teacher)
                 if loop_ema is not None:
                     entry["own_loop_share_ema"] = round(float(loop_ema), 3)
                 if cfg.average_from and step >= cfg.average_from:
                     add_to_average(state, log, flat_params, step)
                     mean = averaged(state, log, cfg.n_layer)
-                    entry["average"] = measure(mean, cfg, config, corpus["val"], probes, functions)
+                    entry["average"] = measure(mean, cfg, config, corpus["val"], probes, functions,
+                                               teacher)  # fmt: skip
                 log["history"].append(entry)
                 log["seconds"] = elapsed
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
@@ -356,14 +364,50 @@ def _diverged(step: int, what: str, lr: float, checkpoint: Path) -> str:
     )
 
 
-def measure(params, cfg: TrainConfig, config: GPTConfig, val, probes, functions) -> dict:
-    """What each validation records: held-out bits per byte, copy gaps and the copy test."""
-    return {
+def measure(params, cfg: TrainConfig, config: GPTConfig, val, probes, functions,
+            teacher=None) -> dict:  # fmt: skip
+    """What each validation records: held-out bits per byte, copy gaps and the copy test;
+    distilling, also the agreement with the teacher."""
+    entry = {
         "val_bits_per_byte": round(validation_bits_per_byte(params, cfg, val), 4),
         "copy_gap": copy_gap(params, cfg.n_head, probes["near"])["gap"],
         "copy_gap_far": copy_gap(params, cfg.n_head, probes["far"])["gap"],
         "copy": copy_score(params, config, functions),
     }
+    if teacher is not None:
+        entry["agreement"] = round(agreement(params, cfg, teacher, val), 4)
+    return entry
+
+
+def agreement(params, cfg: TrainConfig, teacher, val: np.ndarray, n_rows: int = 16) -> float:
+    """The share of held-out positions where the model's most likely next byte is the
+    teacher's: a draft's acceptance rate in greedy speculative decoding, fed the true text."""
+    n_seq = min(cfg.n_ctx, 512)
+    starts = np.linspace(0, val.size - n_seq - 2, n_rows).astype(np.int64)
+    rows = np.stack([val[s : s + n_seq] for s in starts]).astype(np.int64)
+    positions = np.arange(n_seq)
+    mine = next_byte_probs(params, cfg.n_head, rows, positions).argmax(axis=-1)
+    theirs = next_byte_probs(teacher.params, teacher.config.n_head, rows, positions)
+    return float((mine == theirs.argmax(axis=-1)).mean())
+
+
+def _teacher(cfg: TrainConfig, log: dict):
+    """The shipped target, which a distilled run learns from; the log records its file's hash,
+    and a run resumed with another target is refused."""
+    from speclab.paths import weights_dir
+    from speclab.weights import load
+
+    path = weights_dir() / "target.npz"
+    teacher = load(path, dtype=np.float32)
+    if teacher.config.n_ctx < cfg.n_ctx:
+        raise ValueError(f"teacher_share: the target's context ({teacher.config.n_ctx}) is "
+                         f"shorter than this recipe's (n_ctx={cfg.n_ctx})")  # fmt: skip
+    record = {"file": "data/weights/target.npz", "sha256": file_sha256(path)}
+    if log.setdefault("teacher", record)["sha256"] != record["sha256"]:
+        raise ValueError(f"this run learns from a target with sha256 {log['teacher']['sha256'][:12]}"
+                         f"…; {path} is now another ({record['sha256'][:12]}…): resume it with "
+                         "that target, or start a new --run-dir")  # fmt: skip
+    return teacher
 
 
 # Averaging the weights (Polyak averaging; "stochastic weight averaging", Izmailov et al.
@@ -421,6 +465,7 @@ def export(params, config, cfg, corpus_record, log, out: Path, state: dict | Non
         "averaged": log["average"] | {"every": cfg.val_every} if averaging else None,
         "recipe_changes": log.get("recipe_changes", []),
         "started_from": log.get("started_from"),
+        "teacher": log.get("teacher"),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "command": "speclab train " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else "",

@@ -90,7 +90,8 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
                          f"the context, n_ctx={cfg.n_ctx}; --set n_seq={cfg.n_ctx} "
                          "or less")  # fmt: skip
     fractions = ("copy_fraction", "verbatim_fraction", "interleave_fraction", "scramble_fraction",
-                 "block_fraction", "top_level_fraction", "few_letters_fraction")  # fmt: skip
+                 "block_fraction", "top_level_fraction", "few_letters_fraction",
+                 "teacher_share")  # fmt: skip
     if not 0 <= cfg.loop_rows <= 64 or cfg.loop_weight < 0:
         raise ValueError(f"--set loop_rows={cfg.loop_rows}, loop_weight={cfg.loop_weight}: "
                          "loop_rows must be 0 to 64 (each is a greedy continuation, every step), "
