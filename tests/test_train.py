@@ -684,7 +684,8 @@ def test_teacher_share_learns_from_the_shipped_target_and_records_it(tmp_path):
     model = load(out)
     assert model.meta["teacher"]["sha256"] == file_sha256(weights_dir() / "target.npz")
     assert all(0 <= entry["agreement"] <= 1 for entry in model.meta["history"])
-    assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--out", plain).returncode == 0
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--out", plain)
+    assert result.returncode == 0, result.stderr
     untaught = load(plain)
     assert untaught.meta["teacher"] is None and "agreement" not in untaught.meta["history"][-1]
     # same seed, same rows: only the wanted distribution differs, so the weights do too
