@@ -1,5 +1,6 @@
 """Print what the shipped models are: size, training, validation bits per byte, copying (the
-copy gap and the copy test), and a greedy continuation of a Python prompt.
+copy gap and the copy test), agreement with the shipped target, and a greedy continuation of
+a Python prompt.
 Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the shipped two)
 """
 
@@ -13,7 +14,9 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.copy_metrics import copy_gap, copy_probes, copy_score, held_out_functions
     from speclab.corpus import load_corpus
     from speclab.decoding import greedy_decode
+    from speclab.recipe import TrainConfig
     from speclab.tokenizer import decode, encode
+    from speclab.train import agreement
     from speclab.weights import load, load_draft, load_target
 
 PROMPT = "def is_even(number):\n    "
@@ -33,6 +36,7 @@ def main():
     functions = held_out_functions(val, corpus["train"])
     all_functions = held_out_functions(val, corpus["train"], n=None)  # 8 functions are few
     models = [load(path) for path in args.weights] or [load_target(), load_draft()]
+    target = load_target(np.float32)
     for model in models:
         meta, config = model.meta, model.config
         n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))
@@ -62,6 +66,12 @@ def main():
                 f"removes {1 - gap['second'] / gap['first']:.0%} of the first's surprise)"
             )
         print("   (a copy gap can be no larger than the first occurrence's bits per byte)")
+        if not _same_weights(model, target):
+            shape = TrainConfig(n_head=config.n_head, n_ctx=config.n_ctx)
+            share = agreement(model.params, shape, target, val)
+            print(f"   agreement with the shipped target on held-out text: {share:.1%} of the "
+                  "positions give the target's most likely next byte (a greedy draft's "
+                  "acceptance rate, fed the true text)")  # fmt: skip
         copy = copy_score(model.params, config, functions)
         shares = np.divide(copy["bytes_copied"], copy["bytes_to_copy"])
         if len(shares):
@@ -86,6 +96,13 @@ def main():
             continue
         out = greedy_decode(model, encode(PROMPT), n_new).tokens
         print(f"   greedy after {PROMPT!r}: {decode(out)!r}")
+
+
+def _same_weights(model, other) -> bool:
+    if model.config != other.config:
+        return False
+    pairs = zip(_leaves(model.params), _leaves(other.params), strict=True)
+    return all(np.array_equal(a.astype(np.float32), b) for a, b in pairs)
 
 
 def _leaves(tree):

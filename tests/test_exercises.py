@@ -1025,6 +1025,7 @@ def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a
     assert "no training record in the file" in result.stdout
     assert "none of the held-out functions fits a context of 64" in result.stdout
     assert "nan" not in result.stdout and "greedy after" in result.stdout
+    assert "agreement with the shipped target on held-out text: " in result.stdout
 
 
 def _copy_test_needs():
