@@ -699,6 +699,7 @@ def test_a_distilled_run_resumed_with_another_target_is_refused(tmp_path, monkey
 
     from speclab import paths
     from speclab.train import train
+    from speclab.weights import file_sha256
 
     shipped = paths.weights_dir()
     weights = tmp_path / "weights"
@@ -707,9 +708,22 @@ def test_a_distilled_run_resumed_with_another_target_is_refused(tmp_path, monkey
     monkeypatch.setattr(paths, "weights_dir", lambda: weights)
     cfg = TrainConfig(**(RECIPES["smoke"].__dict__ | {"teacher_share": 0.5}))
     train(cfg, tmp_path / "run", progress=False, stop_at=3)
+    first = file_sha256(weights / "target.npz")
     shutil.copy(shipped / "draft.npz", weights / "target.npz")  # another target
     with pytest.raises(ValueError, match="resume it with that target"):
         train(cfg, tmp_path / "run", progress=False)
+    # a new run started from that checkpoint may learn from it; the record names both
+    out = tmp_path / "next.npz"
+    train(
+        cfg,
+        tmp_path / "next",
+        out=out,
+        progress=False,
+        init_from=tmp_path / "run" / "checkpoint.npz",
+    )
+    meta = load(out).meta
+    assert meta["teacher"]["sha256"] == file_sha256(weights / "target.npz") != first
+    assert [teacher["sha256"] for teacher in meta["earlier_teachers"]] == [first]
 
 
 def test_agreement_is_the_share_of_positions_where_both_pick_the_same_byte():

@@ -246,6 +246,8 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         record_changes(log, cfg, step, new_run=True)
         state.pop("avg", None)  # a new run keeps its own average of the weights, if any
         log.pop("average", None)
+        if "teacher" in log:  # and may learn from another target; the record keeps both
+            log.setdefault("earlier_teachers", []).append(log.pop("teacher"))
     else:
         rng = np.random.default_rng(cfg.seed)
         params = init_params(config, rng, dtype=np.float32)
@@ -466,6 +468,7 @@ def export(params, config, cfg, corpus_record, log, out: Path, state: dict | Non
         "recipe_changes": log.get("recipe_changes", []),
         "started_from": log.get("started_from"),
         "teacher": log.get("teacher"),
+        "earlier_teachers": log.get("earlier_teachers", []),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "command": "speclab train " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else "",
