@@ -227,23 +227,29 @@ def test_the_teacher_guides_counting_loop_is_the_saved_reports_output():
 
 
 def test_exercise_4_key_says_how_the_real_draft_model_differs():
-    """The key's note after exercise 4: the saved report's draft model keeps fewer drafts on
-    copy-heavy prompts than on free text, and is faster than greedy only where it says."""
+    """The key's note after exercise 4: the saved report's draft model keeps drafts about as
+    often on copy-heavy prompts as on free text, is faster than greedy where it says, and is
+    held back by its cost per drafted token."""
     decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
     kept = {
         r["scenario"]: r["accepted_over_drafted"]
         for r in decode["results"]
         if r["method"] == "model k=4"
     }
-    assert kept["copy-heavy"] < kept["free text"]
+    assert max(kept.values()) - min(kept.values()) < 0.1  # "about as often in every scenario"
     rows = [r for r in decode["results"] if r["drafter"] == "model"]
-    faster = sorted({(r["scenario"], r["method"]) for r in rows if r["speedup"] > 1})
-    assert faster == [(s, "model k=1") for s in ("counting", "free text", "structured")]
+    scenarios = sorted(kept)
+    fixed = {(r["scenario"], r["k"]): r["speedup"] for r in rows if not r["adaptive"]}
+    assert all(fixed[s, k] > 1 for s in scenarios for k in (1, 2))
+    assert all(fixed[s, 8] < 1 for s in scenarios)
     best = max(rows, key=lambda r: r["speedup"])
+    costs = [r["draft_cost_per_token"] for r in rows if r["draft_cost_per_token"]]
     key = " ".join(KEY.read_text(encoding="utf-8").split())
     assert (
         f"keeps {100 * kept['copy-heavy']:.0f} % of its drafts on copy-heavy prompts and "
         f"{100 * kept['free text']:.0f} % on free text" in key
     )
-    assert "faster than greedy only at k = 1 on structured, counting and free-text prompts" in key
+    assert "faster than greedy at k = 1 and k = 2 in every scenario" in key
+    assert "slower at k = 8 in every scenario" in key
     assert f"at best {best['speedup']:.2f}× ({best['scenario']}, k = {best['k']})" in key
+    assert f"({min(costs):.2f} to {max(costs):.2f} of a target step)" in key

@@ -366,8 +366,11 @@ def test_init_from_a_weights_file_starts_at_step_0_from_those_weights(tmp_path):
     result = run_train("smoke", "--smoke", "--run-dir", second, "--init-from", out,
                        "--stop-at", "1", "--set", "val_every=1")  # fmt: skip
     assert result.returncode == 0, result.stderr
-    (entry,) = load_checkpoint_log(second / "checkpoint.npz")["history"]
+    log = load_checkpoint_log(second / "checkpoint.npz")
+    (entry,) = log["history"]
     assert entry["step"] == 1
+    # the record gives the recipe the weights were made with and what this run changed
+    assert log["recipe_changes"] == [{"at_step": 0, "changed": {"val_every": [3, 1]}}]
     # one small step from the given weights: validation near theirs, far from a fresh model's
     fresh = tmp_path / "fresh"
     assert run_train("smoke", "--smoke", "--run-dir", fresh, "--stop-at", "1",

@@ -293,6 +293,12 @@ def test_describe_says_shape_training_and_loss():
     )
     trained = Model(config, model.params, {"trained_steps": 12, "val_bits_per_byte": 1.736})
     assert trained.describe().endswith("; 12 training steps, 1.74 bits per byte on held-out files")
+    went_on = Model(config, model.params, trained.meta | {"started_from": {"trained_steps": 50},
+                                                          "teacher": {"sha256": "0" * 64}})  # fmt: skip
+    assert went_on.describe().endswith(
+        "; 62 training steps (50 of the model it started from, then 12 learning from the "
+        "target), 1.74 bits per byte on held-out files"
+    )
 
 
 def test_weights_with_nan_name_the_file(tmp_path):

@@ -148,7 +148,10 @@ def start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
     start = {"weights": str(path), "trained_steps": model.meta.get("trained_steps"),
              "val_bits_per_byte": model.meta.get("val_bits_per_byte"),
              "n_layer": model.config.n_layer}  # fmt: skip
-    log = {"config": asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
+    # the recipe the weights were trained with, where they record it: the caller records
+    # what this run changes (speclab.train.record_changes), so the record gives every recipe
+    before = model.meta.get("recipe") if isinstance(model.meta.get("recipe"), dict) else None
+    log = {"config": before or asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
     return params, state, 0, np.random.default_rng(cfg.seed), log
 
 

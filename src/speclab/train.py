@@ -238,6 +238,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         record_changes(log, cfg, step)
     elif init_from is not None and is_weights_file(init_from):
         params, state, step, rng, log = start_from_weights(init_from, cfg, config)
+        record_changes(log, cfg, step, new_run=True)  # from the weights' own recipe
     elif init_from is not None:
         params, state, step, rng, log = load_checkpoint(
             init_from, cfg, recipe_may_change=True,

@@ -40,10 +40,16 @@ class Model:
         """One line for a lesson: shape, context, training steps, held-out bits per byte."""
         config, bits = self.config, self.meta.get("val_bits_per_byte")
         steps = self.meta.get("trained_steps")
+        earlier = (self.meta.get("started_from") or {}).get("trained_steps")
+        trained = "; untrained" if steps is None else f"; {steps} training steps"
+        if steps is not None and earlier:  # --init-from a weights file: its steps came first
+            taught = " learning from the target" if self.meta.get("teacher") else ""
+            trained = (f"; {earlier + steps} training steps ({earlier} of the model it started "
+                       f"from, then {steps}{taught})")  # fmt: skip
         return (
             f"{config.n_layer} layers of width {config.n_embd} ({config.n_head} heads), "
             f"context {config.n_ctx} bytes, vocabulary {config.n_vocab} bytes"
-            + (f"; {steps} training steps" if steps is not None else "; untrained")
+            + trained
             + (f", {bits:.2f} bits per byte on held-out files" if bits is not None else "")
         )
 
