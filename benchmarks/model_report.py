@@ -14,7 +14,6 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.copy_metrics import copy_gap, copy_probes, copy_score, held_out_functions
     from speclab.corpus import load_corpus
     from speclab.decoding import greedy_decode
-    from speclab.recipe import TrainConfig
     from speclab.tokenizer import decode, encode
     from speclab.train import agreement
     from speclab.weights import load, load_draft, load_target
@@ -67,8 +66,7 @@ def main():
             )
         print("   (a copy gap can be no larger than the first occurrence's bits per byte)")
         if not _same_weights(model, target):
-            shape = TrainConfig(n_head=config.n_head, n_ctx=config.n_ctx)
-            share = agreement(model.params, shape, target, val)
+            share = agreement(model.params, config, target, val)
             print(f"   agreement with the shipped target on held-out text: {share:.1%} of the "
                   "positions give the target's most likely next byte (a greedy draft's "
                   "acceptance rate, fed the true text)")  # fmt: skip

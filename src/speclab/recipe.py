@@ -38,9 +38,7 @@ class TrainConfig:
     loop_weight: float = 1.0  # the loop penalty's weight beside the cross-entropy
     hard_copy_weight: float = 1.0  # loss weight of a verbatim repeat's hard bytes (1: off)
     hard_copy_bytes: int = 5  # hard: a copier must match this many bytes back or more
-    teacher_share: float = (
-        0.0  # share of each byte's loss taken against the shipped target (0: off)
-    )
+    teacher_share: float = 0.0  # loss share against the shipped target's distribution (0: off)
     val_every: int = 250  # steps between validation and checkpoint
     average_from: int = 0  # export the mean of the weights at each validation from here (0: off)
     seed: int = 0

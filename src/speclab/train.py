@@ -147,12 +147,18 @@ def adamw_step(flat_params, flat_grads, state, step, lr, cfg: TrainConfig):
 # --- evaluation -------------------------------------------------------------------------
 
 
+def validation_rows(n_ctx: int, val: np.ndarray, n_rows: int = 16) -> np.ndarray:
+    """The same fixed windows of the validation files at every validation: [n_rows, n_seq + 1]
+    bytes, n_seq = min(n_ctx, 512) (inputs are a row's first n_seq, targets its last)."""
+    n_seq = min(n_ctx, 512)
+    starts = np.linspace(0, val.size - n_seq - 2, n_rows).astype(np.int64)
+    return np.stack([val[s : s + n_seq + 1] for s in starts]).astype(np.int64)
+
+
 def validation_bits_per_byte(params, cfg: TrainConfig, val: np.ndarray, n_rows: int = 16):
     """Mean cross-entropy in bits per byte on fixed windows of the validation files."""
-    n_seq = min(cfg.n_ctx, 512)
-    starts = np.linspace(0, val.size - n_seq - 2, n_rows).astype(np.int64)
-    rows = np.stack([val[s : s + n_seq + 1] for s in starts]).astype(np.int64)
-    positions = np.arange(n_seq)
+    rows = validation_rows(cfg.n_ctx, val, n_rows)
+    positions = np.arange(rows.shape[1] - 1)
     losses = [
         loss_and_grads_forward_only(
             params, cfg.n_head, rows[i : i + 4, :-1], rows[i : i + 4, 1:], positions
@@ -382,13 +388,15 @@ def measure(params, cfg: TrainConfig, config: GPTConfig, val, probes, functions,
     return entry
 
 
-def agreement(params, cfg: TrainConfig, teacher, val: np.ndarray, n_rows: int = 16) -> float:
+def agreement(params, cfg, teacher, val: np.ndarray, n_rows: int = 16) -> float:
     """The share of held-out positions where the model's most likely next byte is the
-    teacher's: a draft's acceptance rate in greedy speculative decoding, fed the true text."""
-    n_seq = min(cfg.n_ctx, 512)
-    starts = np.linspace(0, val.size - n_seq - 2, n_rows).astype(np.int64)
-    rows = np.stack([val[s : s + n_seq] for s in starts]).astype(np.int64)
-    positions = np.arange(n_seq)
+    teacher's: a draft's acceptance rate in greedy speculative decoding, fed the true text.
+
+    cfg: the model's n_head and n_ctx (a TrainConfig or the model's GPTConfig); the windows
+    are validation_bits_per_byte's.
+    """
+    rows = validation_rows(cfg.n_ctx, val, n_rows)[:, :-1]
+    positions = np.arange(rows.shape[1])
     mine = next_byte_probs(params, cfg.n_head, rows, positions).argmax(axis=-1)
     theirs = next_byte_probs(teacher.params, teacher.config.n_head, rows, positions)
     return float((mine == theirs.argmax(axis=-1)).mean())
