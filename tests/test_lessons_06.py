@@ -147,6 +147,10 @@ def test_quoted_report_figures_match_the_saved_report():
     verify = [r["verify_ratio"] for r in decode["results"] if r["method"] == "lookup k=4"]
     flat = " ".join(handout.split())
     assert f"(k = 4, the lookup drafter) cost {min(verify):.1f} to {max(verify):.1f} there" in flat
+    # the two reports name their machines: the handout says whether they are one
+    same = forward["machine"]["platform"] == decode["machine"]["platform"]
+    assert ("timed on another machine of the same kind" in flat) == (not same)
+    assert forward["machine"]["cpu"] == decode["machine"]["cpu"]
     # why the two differ: what each report timed, with how many BLAS threads
     threads = {name: report["machine"]["blas"][0]["threads"] for name, report in
                (("forward", forward), ("decode", decode))}  # fmt: skip
@@ -177,6 +181,8 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     assert f"| 0.9 | 4 | 0.02 | {r5} | ______ |" in handout
     r2 = round(ratio_to_1[2], 2)
     assert f"the saved report measured {r2} for 2 positions" in key
+    assert "r = 1.05 is about what the saved report measured for 2 positions" in handout
+    assert abs(ratio_to_1[2] - 1.05) < 0.03
     low = speedup_with_verify_cost(0.1, 1, r2, 0.02)
     verdict = "faster" if low >= 1.005 else "slower" if low < 0.995 else "no faster than greedy"
     assert f"α = 0.1, k = 1 gives {low:.2f} ({verdict})" in key

@@ -221,6 +221,8 @@ def test_the_draft_models_cost_is_quoted_from_the_saved_report_and_the_shapes():
     ordinal = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth", 7: "seventh",
                8: "eighth", 9: "ninth", 10: "tenth"}[share]  # fmt: skip
     assert f"about a {ordinal} of the target's arithmetic" in handout
+    guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
+    assert f"doing a {ordinal} of the target's arithmetic costs a {ordinal} of a step" in guide
     words = {1: "one", 2: "two", 3: "three", 4: "four", 6: "six"}
     key = " ".join(KEY.read_text(encoding="utf-8").split())
     assert (

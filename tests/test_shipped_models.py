@@ -146,6 +146,14 @@ def test_saved_benchmark_reports_are_for_the_shipped_weights():
         assert decode["models"][name]["sha256"] == file_sha256(weights_dir() / f"{name}.npz")
     forward_report = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
     assert forward_report["model"]["trained_steps"] == load_target().meta["trained_steps"]
+    # data/bench/README.md says which reports share a machine
+    cost = json.loads((data_dir() / "bench" / "draft_cost.json").read_text(encoding="utf-8"))
+    platforms = {name: report["machine"]["platform"] for name, report in
+                 (("forward", forward_report), ("decode", decode), ("draft_cost", cost))}  # fmt: skip
+    readme = " ".join((data_dir() / "bench" / "README.md").read_text(encoding="utf-8").split())
+    said = "forward.json with the target, decode.json and draft_cost.json with the draft, on "
+    assert (said + "another machine of the same kind") in readme
+    assert platforms["decode"] == platforms["draft_cost"] != platforms["forward"]
 
 
 def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
@@ -181,6 +189,14 @@ def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
             "scenario") in readme  # fmt: skip
     off = [s["model"]["share_off"] for s in report["adaptive"].values()]
     assert f"switches it off in {100 * min(off):.0f}–{100 * max(off):.0f} % of its rounds" in readme
+    adaptive = {r["scenario"]: r["speedup"] for r in rows if r["adaptive"]}
+    best_fixed = {s: max(r["speedup"] for r in rows if r["scenario"] == s) for s in scenarios}
+    assert all(adaptive[s] < best_fixed[s] for s in scenarios)
+    slower = [s for s in adaptive if adaptive[s] < 1]
+    assert slower == ["copy-heavy", "free text"]
+    lo, hi = min(adaptive.values()), max(adaptive.values())
+    assert (f"does worse than the best fixed k in every scenario ({lo:.2f}–{hi:.2f}×; slower than "
+            "greedy on copy-heavy prompts and free text)") in readme  # fmt: skip
     from speclab.corpus import load_corpus
     from speclab.recipe import RECIPES
     from speclab.train import agreement
@@ -234,8 +250,9 @@ def test_readme_quotes_the_saved_benchmark_of_the_target():
     check = report["goals"]["prediction within 10 %"]
     assert check["value"] == within / len(rows) and check["largest_gap"] == max(gaps)
     assert (
-        f"within 10 % of the measured one in {within} of {len(rows)} rows (the largest gap "
-        f"{100 * max(gaps):.1f} %, {worst['scenario']}, {worst['method'].replace('=', ' = ')})"
+        f"10 % of the one predicted from its measured α and costs in {within} of {len(rows)} rows "
+        f"(the largest gap {100 * max(gaps):.1f} % of the prediction, {worst['scenario']}, "
+        f"{worst['method'].replace('=', ' = ')})"
     ) in readme
     assert ("misses once" in readme) == (within == len(rows) - 1)
 
