@@ -146,7 +146,7 @@ def test_quoted_report_figures_match_the_saved_report():
     assert f"measured {ratio} on its machine" in handout
     verify = [r["verify_ratio"] for r in decode["results"] if r["method"] == "lookup k=4"]
     flat = " ".join(handout.split())
-    assert f"(k = 4, the lookup drafter) cost {min(verify):.1f} to {max(verify):.1f} there" in flat
+    assert f"(k = 4, the lookup drafter) cost {min(verify):.1f} to {max(verify):.1f} (the" in flat
     # the two reports name their machines: the handout says whether they are one
     same = forward["machine"]["platform"] == decode["machine"]["platform"]
     assert ("timed on another machine of the same kind" in flat) == (not same)
