@@ -6,8 +6,10 @@ import os
 
 import pytest
 
+from speclab import student_files
 from speclab.student_files import (
     MAX_FILE_BYTES,
+    MOST_LINES_PER_RECORD,
     GuessFileError,
     class_files,
     cut,
@@ -65,6 +67,36 @@ def test_a_broken_record_spoils_itself_only():
         (4, None, 'broken quoting: a " opens a cell and never closes (or text follows it)'),
         (5, ["5", "6"], ""),
     ]
+
+
+def test_a_quoted_cell_may_span_more_lines_than_the_limit_until_a_quote_runs_to_the_end():
+    most = MOST_LINES_PER_RECORD
+    long_cell = 'a,"' + "x\n" * most + 'y"\n'  # one record on most + 1 lines
+    rows = every_record(long_cell + "2,3\n")
+    assert rows == [(1, ["a", "x\n" * most + "y"], ""), (2, ["2", "3"], "")]
+    # each of these rows opens a quote that runs on to the end, through the rows after it
+    stray = 'AB,CDX","\n'
+    rows = every_record(stray * 3 + "2,3\n")
+    assert [row[1] for row in rows] == [None, None, None, ["2", "3"]]
+    assert all("broken quoting" in row[2] for row in rows[:3])
+
+
+def test_many_unclosed_quotes_are_read_in_linear_time(monkeypatch):
+    """Each stray quote used to send the reader on to the end of the file, and then back to
+    the next line: n such rows read about n * n / 2 lines. Now at most the limit each."""
+    read = []
+
+    class CountingLines(student_files._Lines):
+        def __next__(self):
+            line = super().__next__()
+            read.append(line)
+            return line
+
+    monkeypatch.setattr(student_files, "_Lines", CountingLines)
+    n = 2_000
+    rows = every_record("prefix,guess\n" + 'AB,CDX","\n' * n)
+    assert [row[1] for row in rows] == [["prefix", "guess"]] + [None] * n
+    assert len(read) <= 1 + n * (MOST_LINES_PER_RECORD + 1)
 
 
 def test_a_cell_over_the_field_limit_is_too_long():

@@ -10,6 +10,10 @@ modifying the file:
 - the whole text goes through one `csv` reader (RFC 4180 records, `newline=""`), so a
   quoted cell may hold line breaks, and U+2028, U+2029, U+0085 are just characters;
 - a record with broken quoting spoils that record only: reading goes on at the next line;
+  once a quote has run on to the end of the file, a later record may span at most
+  `MOST_LINES_PER_RECORD` lines, so that each further stray quote is found within a few
+  lines, not by reading on to the end of the file again (which made a file of many such
+  rows take minutes);
 - `shown` escapes what a terminal would hide or obey (bidi and C1 controls, line breaks).
 
 Problems with the file as a whole raise `GuessFileError`, a one-line message; its
@@ -27,6 +31,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from speclab.i18n import N_, Message
+
+# A quoted cell may hold line breaks, but a guess is a few letters: once a stray quote has
+# run on to the end of a file, a later record that runs on for more lines than this is taken
+# for another one.
+MOST_LINES_PER_RECORD = 20
 
 MAX_FILE_BYTES = 20_000_000  # a lesson's guesses file is a few hundred bytes
 # A record: (row number as a spreadsheet shows it, its cells or None, the problem or "").
@@ -231,30 +240,52 @@ def records(text: str, delimiter: str) -> Iterator[Record]:
 
     A blank line is a record with no cells (a spreadsheet shows it as an empty row).
     A record the csv module refuses yields (row, None, problem); reading goes on at the
-    line after the one where that record began, so one stray quote spoils one row.
+    line after the one where that record began, so one stray quote spoils one row. Once a
+    record has run on to the end of the text, a record that needs more than
+    MOST_LINES_PER_RECORD lines is refused too.
     """
     stream = io.StringIO(text, newline="")
     row_number = 1
+    most_lines = None  # no limit until a quote has run on to the end
     while True:
         start = stream.tell()
-        reader = csv.reader(_lines(stream), delimiter=delimiter, strict=True)
+        lines = _Lines(stream, most_lines)
+        reader = csv.reader(lines, delimiter=delimiter, strict=True)
         try:
             for cells in reader:
                 yield row_number, cells, ""
                 row_number += 1
                 start = stream.tell()
+                lines.in_record = 0
             return
         except csv.Error as error:
             yield row_number, None, _quoting_problem(error)
             row_number += 1
+            if stream.read(1) == "":  # it ran on to the end: from the next line it would again
+                most_lines = MOST_LINES_PER_RECORD
             stream.seek(start)
             stream.readline()  # skip the line the spoilt record began on
 
 
-def _lines(stream: io.StringIO) -> Iterator[str]:
-    """Lines read one at a time, so that stream.tell() marks where the next record begins."""
-    while line := stream.readline():
-        yield line
+class _Lines:
+    """Lines read one at a time, so that stream.tell() marks where the next record begins;
+    with most_lines, a record that needs more of them is refused as broken quoting.
+    (csv.reader asks for the next line only while its record is unfinished.)"""
+
+    def __init__(self, stream: io.StringIO, most_lines: int | None):
+        self.stream, self.most_lines, self.in_record = stream, most_lines, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self.stream.readline()
+        if not line:
+            raise StopIteration
+        self.in_record += 1
+        if self.most_lines is not None and self.in_record > self.most_lines:
+            raise csv.Error(f"a record runs on for more than {self.most_lines} lines")
+        return line
 
 
 def _quoting_problem(error: csv.Error) -> Message:
