@@ -681,7 +681,24 @@ def test_output_to_a_full_disk_or_a_closed_stdout_is_a_message(tmp_path):
     closed = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             timeout=60, pass_fds=(), close_fds=True,
                             preexec_fn=lambda: os.close(1))  # fmt: skip  # `>&-`
-    assert closed.returncode == 0 and b"Traceback" not in closed.stderr, closed.stderr
+    # as `echo hi >&-` in a shell: the output was lost, so an error line and status 1
+    assert closed.returncode == 1, closed.stderr
+    assert closed.stderr == b"speclab: [Errno 9] standard output is closed: nothing can be shown\n"
+
+
+@pytest.mark.parametrize("argv", [["check-guesses", "no-such-file.csv"], ["train", "smoke"]])
+def test_a_closed_stderr_neither_kills_the_command_nor_moves_its_messages_to_stdout(tmp_path, argv):
+    """Started with stderr closed (`2>&-`), print(file=sys.stderr) would print to stdout, and
+    the training's progress bar raised AttributeError (status 1, nothing saved)."""
+    if argv[0] == "train":
+        argv = [*argv, "--run-dir", str(tmp_path / "run")]
+    result = subprocess.run([sys.executable, "-m", "speclab", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, timeout=120, cwd=tmp_path,
+                            preexec_fn=lambda: os.close(2))  # fmt: skip  # `2>&-`
+    if argv[0] == "train":
+        assert result.returncode == 0 and (tmp_path / "run" / "checkpoint.npz").exists()
+    else:  # the error went to the closed stderr, not into stdout
+        assert result.returncode == 1 and b"error" not in result.stdout.lower()
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")

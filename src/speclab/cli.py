@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     try:
+        _stand_in_for_closed_streams()
         _escape_what_the_console_cannot_show()
         parser = build_parser()  # imports every subcommand's module: numpy, pandas...
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): stop here
@@ -150,6 +151,7 @@ def run_script(main, name: str) -> None:
     As `main` above: unencodable characters escaped, a closed pipe quiet, Ctrl-C one line;
     and an OSError or ValueError (a missing or damaged weights file) one line naming it.
     """
+    _stand_in_for_closed_streams()
     _escape_what_the_console_cannot_show()
     try:
         ctrl_c_seen, restore = _note_ctrl_c()
@@ -225,6 +227,36 @@ def _note_ctrl_c():
             sys.unraisablehook = previous_hook
 
     return (lambda: bool(seen)), restore
+
+
+class _ClosedOutput:
+    """Stands in for a stdout the command was started without (`speclab ... >&-`): the first
+    write is an OSError, which main() reports, as it does a full disk, instead of printing
+    into nothing and ending with status 0."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed: nothing can be shown")
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        import io
+
+        raise io.UnsupportedOperation("standard output is closed")
+
+
+def _stand_in_for_closed_streams() -> None:
+    """A command started with stdout or stderr closed: sys.stdout or sys.stderr is None, and
+    print() to None writes to stdout instead, a progress bar raises AttributeError. stdout
+    becomes `_ClosedOutput`; stderr, /dev/null (messages have nowhere to go; the exit status
+    still tells)."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole run)
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()
 
 
 def _escape_what_the_console_cannot_show() -> None:
