@@ -150,6 +150,36 @@ def test_out_that_cannot_take_the_weights_is_refused_before_training(tmp_path):
         assert not (run_dir / "checkpoint.npz").exists(), "refused before the first step"
 
 
+def test_out_that_is_the_init_from_file_or_read_only_is_refused_and_left_alone(tmp_path):
+    start = tmp_path / "start.npz"
+    assert (
+        run_train("smoke", "--smoke", "--run-dir", tmp_path / "a", "--out", start).returncode == 0
+    )
+    before = start.read_bytes()
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--init-from", start,
+                       "--out", start)  # fmt: skip
+    assert result.returncode == 2 and "is the file --init-from starts from" in result.stderr
+    start.chmod(0o444)
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "c", "--out", start)
+    assert result.returncode == 2 and "is read-only; it is left as it is" in result.stderr
+    assert start.read_bytes() == before and not (start.stat().st_mode & 0o222)
+    assert not (tmp_path / "b" / "checkpoint.npz").exists()
+    assert not (tmp_path / "c" / "checkpoint.npz").exists()
+
+
+def test_init_from_a_checkpoint_at_the_recipes_last_step_is_refused(tmp_path):
+    """It used to print "nothing to train" and exit 0, leaving the new run folder without a
+    checkpoint, so the next command there trained from step 0 without a word."""
+    assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "done").returncode == 0
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "new", "--init-from",
+                       tmp_path / "done" / "checkpoint.npz")  # fmt: skip
+    assert result.returncode != 0 and "give --steps above 6" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "new", "--steps", "8",
+                       "--init-from", tmp_path / "done" / "checkpoint.npz")  # fmt: skip
+    assert result.returncode == 0 and (tmp_path / "new" / "checkpoint.npz").exists()
+
+
 def test_stop_at_stops_early_and_resumes_on_the_same_schedule(tmp_path):
     run_dir, out = tmp_path / "run", tmp_path / "smoke.npz"
     base = [sys.executable, "-m", "speclab", "train", "smoke", "--smoke"]

@@ -332,3 +332,34 @@ def test_a_training_checkpoint_is_named_as_one():
 
     with pytest.raises(ValueError, match="target.npz: a training checkpoint, not a weights file"):
         load(weights_dir() / "checkpoints" / "target.npz")
+
+
+def test_two_writers_of_one_file_never_share_a_temporary_file(tmp_path, monkeypatch):
+    """Two runs with the same --out: while one writes, the other saves too. With one fixed
+    temporary name the second rename took the first's file away (FileNotFoundError) and a
+    reader could find a half-written archive; each writer now has a name of its own."""
+    path = tmp_path / "shared.npz"
+    first = init_params(CONFIG, np.random.default_rng(1))
+    second = init_params(CONFIG, np.random.default_rng(2))
+    real_savez = np.savez_compressed
+    nested = []
+
+    def savez_while_another_saves(file, **arrays):
+        real_savez(file, **arrays)
+        if not nested:  # the other run saves between this one's write and its rename
+            nested.append(file)
+            save(path, second, CONFIG, {"writer": 2})
+
+    monkeypatch.setattr(np, "savez_compressed", savez_while_another_saves)
+    save(path, first, CONFIG, {"writer": 1})
+    model = load(path)  # the later rename wins, and the file is whole
+    assert model.meta["writer"] == 1
+    np.testing.assert_array_equal(model.params["wte"], first["wte"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.npz"]  # no temporary left
+    assert (path.stat().st_mode & 0o777) == 0o666 & ~_umask()  # as open() would make it
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

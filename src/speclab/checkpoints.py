@@ -30,7 +30,7 @@ import numpy as np
 
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
-from speclab.weights import check_params, flatten, init_params, unflatten
+from speclab.weights import check_params, flatten, init_params, temporary_beside, unflatten
 
 
 def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
@@ -41,7 +41,7 @@ def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
     }
     arrays |= {f"avg/{k}": v for k, v in state.get("avg", {}).items()}  # average_from's sums
     record = {"step": step, "rng": rng.bit_generator.state, "config": asdict(cfg), "log": log}
-    tmp = path.with_name(path.name + ".tmp.npz")
+    tmp = temporary_beside(path)
     try:
         np.savez(tmp, **arrays, record=np.array(json.dumps(record)))
         tmp.replace(path)  # the old checkpoint stays whole until the new one is

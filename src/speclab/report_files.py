@@ -59,7 +59,7 @@ def write_together(files: dict[Path, str]) -> None:
     """
     temporary: dict[Path, Path] = {}
     aside: dict[Path, Path] = {}  # an old file -> where it waits until the new one is in
-    mode = 0o666 & ~_umask()  # as open() would make them: mkstemp's files are private (0600)
+    mode = file_mode()  # as open() would make them: mkstemp's files are private (0600)
     try:
         for path, text in files.items():
             if path.is_dir():
@@ -88,6 +88,11 @@ def write_together(files: dict[Path, str]) -> None:
     finally:
         for leftover in [*temporary.values(), *aside.values()]:
             leftover.unlink(missing_ok=True)  # already renamed, or left by a failure
+
+
+def file_mode() -> int:
+    """The permissions open() gives a new file: 0o666 less the process's umask."""
+    return 0o666 & ~_umask()
 
 
 def _umask() -> int:

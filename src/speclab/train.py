@@ -250,6 +250,9 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
             init_from, cfg, recipe_may_change=True,
             advice="give --init-from a run's checkpoint.npz or a weights file of this shape",
         )  # fmt: skip
+        if step >= cfg.steps:  # nothing to train: the new run folder would stay empty
+            raise ValueError(f"--init-from {init_from} is at step {step}, where this recipe ends "
+                             f"(steps={cfg.steps}): give --steps above {step} to train on from it")  # fmt: skip
         record_changes(log, cfg, step, new_run=True)
         state.pop("avg", None)  # a new run keeps its own average of the weights, if any
         log.pop("average", None)

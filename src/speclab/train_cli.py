@@ -132,10 +132,15 @@ def _leads_into_a_loop(path: Path) -> bool:
     return False
 
 
-def _out_problem(out: Path, run_dir: Path) -> str | None:
+def _out_problem(out: Path, run_dir: Path, init_from: Path | None) -> str | None:
     """Why the weights cannot be written to out (checked before hours of training), or None."""
     if out.resolve() == (run_dir / "checkpoint.npz").resolve():
         return f"--out {out} is the run's checkpoint; the weights need a file of their own"
+    if init_from is not None and out.resolve() == init_from.resolve():
+        return (f"--out {out} is the file --init-from starts from; the new weights need a file "
+                "of their own (the first checkpoint would replace the old ones)")  # fmt: skip
+    if out.is_file() and not out.stat().st_mode & 0o222:
+        return f"--out {out} is read-only; it is left as it is (make it writable, or give another)"
     if out.is_dir() or out.resolve() == run_dir.resolve():
         return f"--out {out} is a folder; give a file name, e.g. {out / 'target.npz'}"
     if out.suffix != ".npz":
@@ -189,7 +194,7 @@ def _path_problem(args, run_dir: Path) -> str | None:
         return (
             f"{run_dir} already has a checkpoint, which resumes; --init-from starts a new --run-dir"
         )
-    if args.out is not None and (problem := _out_problem(args.out, run_dir)):
+    if args.out is not None and (problem := _out_problem(args.out, run_dir, args.init_from)):
         return problem
     try:  # the checkpoints go there: a folder that cannot take them would cost the run
         writable_folder(run_dir, name=f"--run-dir {run_dir}")

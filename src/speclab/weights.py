@@ -16,6 +16,8 @@ names the problem.
 import hashlib
 import json
 import math
+import os
+import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -122,13 +124,24 @@ def save(path, params: dict, config: GPTConfig, meta: dict | None = None, dtype=
     record = {"config": config.__dict__ | {}, **(meta or {})}
     record["config"] = {key: int(value) for key, value in record["config"].items()}
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp.npz")
+    tmp = temporary_beside(path)
     try:
         np.savez_compressed(tmp, **flat, **{META_KEY: np.array(json.dumps(record))})
         tmp.replace(path)  # never leave a half-written file under the real name
     except BaseException:  # a full disk, a folder in the way, Ctrl-C: no stray .tmp.npz either
         tmp.unlink(missing_ok=True)
         raise
+
+
+def temporary_beside(path: Path) -> Path:
+    """A new file beside path, named for it, to write into and then rename over it: a name of
+    its own (two runs writing one --out never share one), with the permissions open() gives."""
+    from speclab.report_files import file_mode
+
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp.npz")
+    os.close(handle)
+    os.chmod(name, file_mode())  # mkstemp's files are private (0600)
+    return Path(name)
 
 
 def check_params(flat: dict[str, np.ndarray], config: GPTConfig):
