@@ -262,6 +262,7 @@ def test_cli_bench_decode(models, prompts, tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "every speculative output equal to greedy: yes" in printed and "kernel" in printed
+    assert "lookup k=2 " in printed and "model k=2 " in printed  # the k asked for is shown
     report = json.loads((out / "decode.json").read_text(encoding="utf-8"))
     assert report["settings"]["quick"] and report["settings"]["max_new_tokens"] == 6
     assert report["settings"]["blas_threads"] == 1  # the decode benchmark's default
@@ -400,6 +401,12 @@ def test_copy_goal_says_whether_the_output_was_a_copy_or_a_loop():
     assert "note" not in copied["copy-heavy lookup speedup"]
     assert copied["copy-heavy lookup speedup"]["output_copied_from_prompt"] == 0.9
     assert bench_decode.copy_note({}, {}) == {}
+
+
+def test_the_summary_shows_a_scenario_name_escaped_not_obeyed(report):
+    hostile = json.loads(json.dumps(report).replace('"free text"', '"free\\u001b[2Jtext"'))
+    printed = bench_decode.describe_report(hostile)
+    assert "\x1b" not in printed and "free\\x1b[2Jtext:" in printed
 
 
 def test_a_lesson_shows_the_report_without_the_projects_goals(report):

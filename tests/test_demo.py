@@ -339,3 +339,12 @@ def test_an_ascii_console_gets_ascii_marks_not_escapes():
     assert "\\u2039" not in out and "\\xb7" not in out
     continuation = out.split("==\n", 2)[2].split("\n== legend")[0]
     assert "<" in continuation and ">" in continuation and "<accepted>" in out
+
+
+def test_escape_codes_in_the_prompt_are_shown_not_obeyed(weights, capsys):
+    """The prompt is echoed: ESC [2J would clear the learner's screen, a C1 CSI likewise."""
+    status = main(demo_args(weights, "x\x1b[2J\x9b31my", "--color", "never",
+                            "--max-new-tokens", "3"))  # fmt: skip
+    printed = capsys.readouterr().out
+    assert status == 0 and "\x1b" not in printed and "\x9b" not in printed
+    assert "x\\x1b[2J\\x9b31my" in printed

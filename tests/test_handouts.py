@@ -596,3 +596,15 @@ def test_a_lesson_named_index_is_refused_not_replaced_by_the_list_of_pages(tmp_p
     assert status == 1 and err.count("\n") == 1
     assert f"{name}: index.html is the list of pages this build writes" in err
     assert not out.exists()
+
+
+def test_a_lesson_saved_with_a_byte_order_mark_keeps_its_heading(tmp_path, capsys):
+    """Notepad saves UTF-8 with a BOM; read as text it made the first line '\ufeff# Title',
+    a paragraph, and the page lost its title."""
+    lessons = _small_lessons(tmp_path)
+    (lessons / "98_bom.md").write_bytes("\ufeff# Lesson 98 · With a mark\n\ntext\n".encode())
+    out = tmp_path / "out"
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    assert status == 0, capsys.readouterr().err
+    page = (out / "98_bom.html").read_text(encoding="utf-8")
+    assert "<h1" in page and "\ufeff" not in page and "<title>Lesson 98 · With a mark" in page

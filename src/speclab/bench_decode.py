@@ -45,6 +45,7 @@ from speclab.scenarios import (
     prompts_sha256,
     provenance_fractions,
 )
+from speclab.student_files import shown as shown_text
 from speclab.timing import blas_threads, load_average, machine_record, model_record
 
 K_VALUES = (1, 2, 4, 8)
@@ -595,17 +596,18 @@ def describe_report(report: dict, goals: bool = True) -> str:
         f"(+{settings['warmup']} warm-up), interleaved; speedup over KV-cached greedy, "
         "median [interquartile]"
     )
+    ends = (min(settings["k_values"]), max(settings["k_values"]))  # the fewest and most drafts
     for scenario in report["prompts"]["scenarios"]:
         name = scenario["name"]
         rows = [r for r in report["results"] if r["scenario"] == name and r["drafter"] != "none"]
         shown = ", ".join(
             f"{r['method']} {r['speedup']:.2f} [{r['speedup_q25']:.2f}-{r['speedup_q75']:.2f}]"
             for r in rows
-            if r["adaptive"] or r["k"] in (1, 8)
+            if r["adaptive"] or r["k"] in ends
         )
         loop = report["provenance"][name]
         lines.append(
-            f"  {name}: {shown}; output {loop['prompt']:.0%} copied from prompt, "
+            f"  {shown_text(name)}: {shown}; output {loop['prompt']:.0%} copied from prompt, "
             f"{loop['loop']:.0%} loop"
         )
     check = report["equal_to_greedy"]

@@ -42,13 +42,14 @@ class HandoutError(ValueError):
 
 
 def read_text_file(path: Path) -> str:
-    """A lesson's Markdown, or the build's file list: UTF-8 text, else one HandoutError."""
+    """A lesson's Markdown, or the build's file list: UTF-8 text, else one HandoutError.
+    A byte-order mark (Windows Notepad saves one) is dropped: it would hide the first heading."""
     if path.exists() and not path.is_file():  # reading a named pipe would wait forever
         raise HandoutError(
             f"{path} is not a regular file (a folder, a pipe or a device): give a UTF-8 text file"
         )
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise HandoutError(
             f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8"

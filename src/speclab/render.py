@@ -109,14 +109,14 @@ def pieces(result) -> list[Piece]:
     return runs
 
 
-def _visible(text: str, role: str) -> str:
+def visible(text: str, role: str = "plain") -> str:
     """A marked run of whitespace only is shown with symbols; other control bytes escaped."""
     only_whitespace = role != "plain" and not text.strip()
     shown = []
     for char in text:
         if only_whitespace and char in VISIBLE:
             shown.append(VISIBLE[char])
-        elif ord(char) < 32 and char not in "\n\t":
+        elif (ord(char) < 32 or 127 <= ord(char) < 160) and char not in "\n\t":  # C0, DEL, C1
             shown.append(token_str(ord(char)))
         else:
             shown.append(char)
@@ -141,7 +141,7 @@ def render_html(result, prompt: str | None = None, legend: bool = True) -> str:
     if prompt is not None:
         spans.append(f"<span style='color:#767676'>{html.escape(prompt)}</span>")
     for piece in pieces(result):
-        text = html.escape(_visible(piece.text, piece.role))
+        text = html.escape(visible(piece.text, piece.role))
         if piece.role == "plain":
             spans.append(text)
             continue
@@ -183,9 +183,10 @@ def render_ansi(result, color: bool = True, prompt: str | None = None) -> str:
     """
     parts = []
     if prompt is not None:
+        prompt = visible(prompt, "plain")  # escape codes in a prompt are shown, not obeyed
         parts.append(f"\x1b[2m{prompt}{ANSI_RESET}" if color else prompt)
     for piece in pieces(result):
-        parts.append(_ansi_wrap(_visible(piece.text, piece.role), piece.role, color))
+        parts.append(_ansi_wrap(visible(piece.text, piece.role), piece.role, color))
     return "".join(parts)
 
 
@@ -258,7 +259,7 @@ def provenance_html(output_tokens, labels: list[str]) -> str:
         runs.append([labels[-1], tail])
     spans = []
     for label, text in runs:
-        shown = html.escape(_visible(text, "plain"))
+        shown = html.escape(visible(text, "plain"))
         if label == "new":
             spans.append(shown)
         else:
