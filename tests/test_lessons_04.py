@@ -257,3 +257,7 @@ def test_exercise_6_interpolation_in_the_handouts_table_is_within_its_tolerance(
         interpolated.append(round(value, 2))
     assert quoted == interpolated
     assert "within 0.01 of it is right" in " ".join(handout.split())
+    words = {1: "one BLAS thread", 2: "the library's two BLAS threads"}
+    assert f"timed with {words[report['machine']['blas'][0]['threads']]}) gives a" in text
+    notebook = (repo_root() / "notebooks" / "04_why_decoding_is_slow.ipynb").read_text("utf-8")
+    assert "THREADS = 1" in notebook and "measured on your machine with one thread" in text
