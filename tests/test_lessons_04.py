@@ -238,6 +238,10 @@ def test_key_04_quotes_the_fixed_share_of_the_shipped_forward_report():
     fixed = 1 - (ratio[16] - ratio[1]) / 15  # a / time(1), by exercise 3's two-point rule
     text = " ".join((LESSONS / "answers" / "04_why_decoding_is_slow.md").read_text("utf-8").split())
     assert f"gives a = {fixed:.0%} of a one-position forward".replace("%", " %") in text
+    words = {1: "one BLAS thread", 2: "the library's two BLAS threads"}
+    assert f"timed with {words[report['machine']['blas'][0]['threads']]}) gives a" in text
+    notebook = (repo_root() / "notebooks" / "04_why_decoding_is_slow.ipynb").read_text("utf-8")
+    assert "THREADS = 1" in notebook and "measured on your machine with one thread" in text
 
 
 def test_exercise_6_interpolation_in_the_handouts_table_is_within_its_tolerance():
@@ -257,7 +261,3 @@ def test_exercise_6_interpolation_in_the_handouts_table_is_within_its_tolerance(
         interpolated.append(round(value, 2))
     assert quoted == interpolated
     assert "within 0.01 of it is right" in " ".join(handout.split())
-    words = {1: "one BLAS thread", 2: "the library's two BLAS threads"}
-    assert f"timed with {words[report['machine']['blas'][0]['threads']]}) gives a" in text
-    notebook = (repo_root() / "notebooks" / "04_why_decoding_is_slow.ipynb").read_text("utf-8")
-    assert "THREADS = 1" in notebook and "measured on your machine with one thread" in text
