@@ -187,8 +187,13 @@ def test_figure_is_drawn_from_speclab_figures(tmp_path):
         # values of a kind the figure cannot use (a number where it needs a decoding run)
         ("figure:rounds?result=1", "figure 'rounds' cannot be drawn from these values"),
         ("figure:cache?result=x", "figure 'cache' cannot be drawn from these values"),
+        # values it would draw, but not usably: matplotlib's warnings were printed, status 0
+        ("figure:forwards_per_case?cases=1000,1000,1000&k=1000",
+         "figure 'forwards_per_case' cannot be drawn: constrained_layout not applied"),
+        ("figure:roofline?n_params=-1&bandwidth=2&peak_flops=3&bytes_per_param=2&name=x",
+         "figure 'roofline' cannot be drawn well from these values: Data has no positive"),
     ],
-)
+)  # fmt: skip
 def test_bad_figure_names_its_line(address, message, tmp_path):
     markdown_text = f"# Title\n\nText.\n\n![x]({address})\n"
     with pytest.raises(HandoutError, match=f"line 5: .*{re.escape(message)}"):

@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,24 +207,38 @@ def draw_figure(request: FigureRequest, figure_dir: Path) -> Path:
         raise HandoutError(f"unknown figure {request.name!r}; speclab.figures has: {known}")
     path = figure_dir / request.file_name
     if not path.exists():
-        try:
-            figure = function(**dict(request.kwargs))
-        except (TypeError, ValueError) as error:  # a wrong keyword, or a value it refuses
-            raise HandoutError(f"figure {request.name!r}: {error}") from error
-        except (AttributeError, LookupError, ArithmeticError) as error:
-            # a value of the wrong kind (a number where the figure needs a decoding run, a
-            # text where it needs a list) or out of range (zero where it divides)
-            raise HandoutError(
-                f"figure {request.name!r} cannot be drawn from these values "
-                f"({type(error).__name__}: {error})"
-            ) from error
-        figure_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            figure.savefig(path, format="svg", bbox_inches="tight")
-        except ValueError as error:  # text matplotlib cannot typeset, such as `$x^$`
-            path.unlink(missing_ok=True)  # half written: a later page would reuse it
-            reason = _one_line(str(error))  # matplotlib's message spans lines
-            raise HandoutError(f"figure {request.name!r} cannot be drawn: {reason}") from error
+        with warnings.catch_warnings():  # a warning here means an unusable figure: say so
+            warnings.simplefilter("error", UserWarning)
+            warnings.simplefilter("error", RuntimeWarning)  # numpy: log of a negative number
+            return _draw(function, request, path, figure_dir)
+    return path
+
+
+def _draw(function, request: FigureRequest, path: Path, figure_dir: Path) -> Path:
+    """draw_figure's work, with warnings raised as errors (see draw_figure)."""
+    try:
+        figure = function(**dict(request.kwargs))
+    except (TypeError, ValueError) as error:  # a wrong keyword, or a value it refuses
+        raise HandoutError(f"figure {request.name!r}: {error}") from error
+    except (AttributeError, LookupError, ArithmeticError) as error:
+        # a value of the wrong kind (a number where the figure needs a decoding run, a
+        # text where it needs a list) or out of range (zero where it divides)
+        raise HandoutError(
+            f"figure {request.name!r} cannot be drawn from these values "
+            f"({type(error).__name__}: {error})"
+        ) from error
+    except Warning as error:  # values it draws, but not usably: a log axis of negatives
+        raise HandoutError(
+            f"figure {request.name!r} cannot be drawn well from these values: "
+            f"{_one_line(str(error))}"
+        ) from error
+    figure_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        figure.savefig(path, format="svg", bbox_inches="tight")
+    except (ValueError, Warning) as error:  # `$x^$`, or axes the values shrink to nothing
+        path.unlink(missing_ok=True)  # half written: a later page would reuse it
+        reason = _one_line(str(error))  # matplotlib's message spans lines
+        raise HandoutError(f"figure {request.name!r} cannot be drawn: {reason}") from error
     return path
 
 
