@@ -348,3 +348,10 @@ def test_escape_codes_in_the_prompt_are_shown_not_obeyed(weights, capsys):
     printed = capsys.readouterr().out
     assert status == 0 and "\x1b" not in printed and "\x9b" not in printed
     assert "x\\x1b[2J\\x9b31my" in printed
+
+
+def test_a_draft_file_with_the_lookup_drafter_is_noted_not_ignored_in_silence(weights, capsys):
+    assert main(demo_args(weights, "abcabc", "--max-new-tokens", "3")) == 0
+    assert "--draft is read only with --drafter model" in capsys.readouterr().err
+    assert main(demo_args(weights, "abcabc", "--max-new-tokens", "3", "--drafter", "model")) == 0
+    assert "--draft is read only" not in capsys.readouterr().err

@@ -256,6 +256,9 @@ def _run(args) -> int:
     target = _load(args.target, load_target, "target")
     _check_context(args, prompt_tokens, target.config.n_ctx)
     if args.drafter == "lookup":
+        if args.draft is not None:  # said, not ignored in silence
+            print("speclab demo: note: --draft is read only with --drafter model; the lookup "
+                  "drafter needs no draft model", file=sys.stderr)  # fmt: skip
         drafter = PromptLookupDrafter(args.max_ngram, args.min_ngram)
     else:
         draft = _load(args.draft, load_draft, "draft")
