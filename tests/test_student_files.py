@@ -165,3 +165,10 @@ def test_helper_files_beside_a_spreadsheet_are_noted_and_skipped(tmp_path, capsy
     (only_helpers / "._x.csv").write_bytes(b"\x00")
     assert main(["check-guesses", str(only_helpers)]) == 1
     assert "folder has no .csv files" in capsys.readouterr().err
+
+
+def test_the_readme_states_the_limit_on_lines_per_row():
+    from speclab.paths import repo_root
+
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    assert f"a later row may span at most {MOST_LINES_PER_RECORD} lines" in readme
