@@ -67,6 +67,8 @@ def test_cli_bench_decode_is_the_default(capsys, tmp_path):
         (["--weights", "no-such-file.npz"], 1, "no weights file"),
         (["--n-past", "60"], 1, "context window"),
         (["--repeats", "0"], 2, "--repeats"),
+        # the default of 128 greedy tokens, which the user never typed: named as a number
+        (["--n-past", "16"], 1, "128 greedy tokens leave no room for a prompt in the context"),
     ],
 )
 def test_cli_bench_forward_errors(tiny_weights, tmp_path, capsys, extra, status, message):

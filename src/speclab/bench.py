@@ -422,9 +422,9 @@ def _load_for_bench(args) -> Model:
 def forward_report(args, model: Model) -> dict:
     """Measure everything `speclab bench forward` reports; returns the JSON-able record."""
     if args.greedy_tokens >= model.config.n_ctx:  # checked now, not after the curve is timed
-        raise ValueError(
-            f"--greedy-tokens {args.greedy_tokens} leaves no room for a prompt in the "
-            f"context window of {model.config.n_ctx}"
+        raise ValueError(  # the number may be the default, which the user never typed
+            f"{args.greedy_tokens} greedy tokens leave no room for a prompt in the context "
+            f"window of {model.config.n_ctx}: give --greedy-tokens below {model.config.n_ctx}"
         )
     rng = np.random.default_rng(args.seed)
     repeats = args.repeats or (3 if args.quick else 31)
