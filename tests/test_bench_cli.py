@@ -116,7 +116,7 @@ def test_cli_bench_forward_greedy_tokens_beyond_the_window_fail_before_timing(
     argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--out", str(tmp_path),
             "--greedy-tokens", "5000"]  # fmt: skip
     assert main(argv) == 1
-    assert "--greedy-tokens 5000 leaves no room" in capsys.readouterr().err
+    assert "5000 greedy tokens leave no room" in capsys.readouterr().err
 
 
 def test_cli_bench_forward_hostile_weights_give_one_line(tmp_path, capsys):

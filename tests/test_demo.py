@@ -291,8 +291,9 @@ def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target
 
 def test_the_teacher_guide_explorer_surprise_holds_for_the_shipped_models():
     """lessons/teacher-guide.md, lesson 05's explorer row: "the free-text prompt scores about
-    as high as the code edit with prompt lookup (higher at some k, lower at others), and with
-    the draft model too (within 7 % at every k)", at the explorer's default 80 new tokens."""
+    as high as the code edit with prompt lookup (higher at some k, lower at others), ...; with
+    the draft model the code edit scores higher at every k (free text 9 to 41 % lower)", at
+    the explorer's default 80 new tokens."""
     from speclab.drafters import ModelDrafter
     from speclab.paths import repo_root
     from speclab.weights import load_draft, load_target
@@ -300,7 +301,7 @@ def test_the_teacher_guide_explorer_surprise_holds_for_the_shipped_models():
     guide = " ".join((repo_root() / "lessons" / "teacher-guide.md").read_text("utf-8").split())
     assert (
         "the free-text prompt scores about as high as the code edit with prompt lookup (higher "
-        "at some k, lower at others), and with the draft model too (within 7 % at every k)" in guide
+        "at some k, lower at others)" in guide
     )
     target, draft = load_target(), load_draft()
     drafters = {"lookup": lambda: PromptLookupDrafter(3, 1), "model": lambda: ModelDrafter(draft)}
@@ -318,7 +319,12 @@ def test_the_teacher_guide_explorer_surprise_holds_for_the_shipped_models():
     }
     lookup = [ratio["lookup", k] for k in range(1, 9)]
     assert min(lookup) < 1 < max(lookup) and min(lookup) > 0.8  # about as high, either way
-    assert all(abs(ratio["model", k] - 1) < 0.07 for k in range(1, 9))
+    lower = [1 - ratio["model", k] for k in range(1, 9)]
+    assert min(lower) > 0  # the code edit higher at every k
+    assert (
+        "with the draft model the code edit scores higher at every k (free text "
+        f"{100 * min(lower):.0f} to {100 * max(lower):.0f} % lower)" in guide
+    )
 
 
 def test_an_empty_weights_path_is_refused_not_taken_for_the_shipped_model(capsys):

@@ -242,12 +242,10 @@ def test_exercise_4_key_says_how_the_real_draft_model_differs():
         for r in decode["results"]
         if r["method"] == "model k=4"
     }
-    assert max(kept.values()) - min(kept.values()) < 0.1  # "about as often in every scenario"
+    assert max(kept, key=kept.get) == "counting" and min(kept, key=kept.get) == "free text"
+    assert min(kept.values()) > 0.5  # "accepted often in every scenario"
     rows = [r for r in decode["results"] if r["drafter"] == "model"]
-    scenarios = sorted(kept)
-    fixed = {(r["scenario"], r["k"]): r["speedup"] for r in rows if not r["adaptive"]}
-    assert all(fixed[s, k] > 1 for s in scenarios for k in (1, 2))
-    assert all(fixed[s, 8] < 1 for s in scenarios)
+    assert all(r["speedup"] > 1 for r in rows if not r["adaptive"])
     best = max(rows, key=lambda r: r["speedup"])
     costs = [r["draft_cost_per_token"] for r in rows if r["draft_cost_per_token"]]
     key = " ".join(KEY.read_text(encoding="utf-8").split())
@@ -255,7 +253,27 @@ def test_exercise_4_key_says_how_the_real_draft_model_differs():
         f"keeps {100 * kept['copy-heavy']:.0f} % of its drafts on copy-heavy prompts and "
         f"{100 * kept['free text']:.0f} % on free text" in key
     )
-    assert "faster than greedy at k = 1 and k = 2 in every scenario" in key
-    assert "slower at k = 8 in every scenario" in key
+    assert "most on counting and least on free text" in key
+    assert "faster than greedy at every k in every scenario" in key
     assert f"at best {best['speedup']:.2f}× ({best['scenario']}, k = {best['k']})" in key
     assert f"({min(costs):.2f} to {max(costs):.2f} of a target step)" in key
+
+
+def test_the_takeaway_on_the_adaptive_policy_holds_in_the_saved_report():
+    """Notebook 06's takeaway: "the best fixed k, which no policy knows before the run, can
+    beat it (the table above)": somewhere in the saved report it does."""
+    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    notebook = (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text("utf-8")
+    assert "the best fixed k, which no policy knows before the run,\\n" in notebook
+    rows = decode["results"]
+    beaten = [
+        (r["scenario"], r["drafter"])
+        for r in rows
+        if r["adaptive"]
+        and any(
+            o["speedup"] > r["speedup"]
+            for o in rows
+            if (o["scenario"], o["drafter"]) == (r["scenario"], r["drafter"]) and not o["adaptive"]
+        )
+    ]
+    assert beaten

@@ -181,22 +181,19 @@ def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
     best = max(rows, key=lambda r: r["speedup"])
     kind = "adaptive" if best["adaptive"] else f"k = {best['k']}"
     assert f"at best {best['speedup']:.2f}× ({best['scenario']}, {kind})" in readme
-    faster = {(r["scenario"], r["k"]) for r in rows if r["speedup"] > 1 and not r["adaptive"]}
     scenarios = {r["scenario"] for r in rows}
-    assert all((s, k) in faster for s in scenarios for k in (1, 2))
-    assert not any((s, 8) in faster for s in scenarios)
-    assert ("faster than greedy at k = 1 and k = 2 in every scenario, slower at k = 8 in every "
-            "scenario") in readme  # fmt: skip
+    assert all(r["speedup"] > 1 for r in rows)  # every k, adaptive too, every scenario
+    assert "and faster than greedy at every k in every scenario" in readme
     off = [s["model"]["share_off"] for s in report["adaptive"].values()]
     assert f"switches it off in {100 * min(off):.0f}–{100 * max(off):.0f} % of its rounds" in readme
     adaptive = {r["scenario"]: r["speedup"] for r in rows if r["adaptive"]}
-    best_fixed = {s: max(r["speedup"] for r in rows if r["scenario"] == s) for s in scenarios}
-    assert all(adaptive[s] < best_fixed[s] for s in scenarios)
-    slower = [s for s in adaptive if adaptive[s] < 1]
-    assert slower == ["copy-heavy", "free text"]
+    best_fixed = {s: max(r["speedup"] for r in rows if r["scenario"] == s and not r["adaptive"])
+                  for s in scenarios}  # fmt: skip
+    ahead = [s for s in adaptive if adaptive[s] > best_fixed[s]]
+    assert ahead == ["copy-heavy"]
     lo, hi = min(adaptive.values()), max(adaptive.values())
-    assert (f"does worse than the best fixed k in every scenario ({lo:.2f}–{hi:.2f}×; slower than "
-            "greedy on copy-heavy prompts and free text)") in readme  # fmt: skip
+    assert (f"is faster than greedy in every scenario ({lo:.2f}–{hi:.2f}×); it beats the best "
+            "fixed k on copy-heavy prompts and falls behind it in the other three") in readme  # fmt: skip
     from speclab.corpus import load_corpus
     from speclab.recipe import RECIPES
     from speclab.train import agreement

@@ -501,6 +501,28 @@ def test_a_corpus_slice_too_small_for_the_recipe_is_a_message(tmp_path):
     assert "the train text is 100 bytes" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_init_from_weights_that_went_on_from_others_records_the_whole_chain(tmp_path):
+    """The shipped draft went on from a draft that went on from another: the record keeps
+    every run's steps, so describe() counts them all (it used to count only the last two)."""
+    a, b, c = (tmp_path / f"{name}.npz" for name in "abc")
+    assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "ra", "--out", a).returncode == 0
+    for start, out, run, lr in ((a, b, "rb", "0.002"), (b, c, "rc", "0.001")):
+        result = run_train("smoke", "--smoke", "--run-dir", tmp_path / run, "--init-from", start,
+                           "--out", out, "--set", f"lr={lr}")  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    meta = load(c).meta
+    # every recipe the weights were trained with, oldest first (tests/test_recipe.py replays it)
+    lrs = [change["changed"].get("lr") for change in meta["recipe_changes"]]
+    assert lrs == [[RECIPES["smoke"].lr, 0.002], [0.002, 0.001]]
+    assert (
+        meta["recipe_changes"][0]["earlier_run"] and "earlier_run" not in meta["recipe_changes"][1]
+    )
+    assert meta["started_from"]["weights"] == str(b)
+    assert meta["started_from"]["started_from"]["weights"] == str(a)
+    assert "started_from" not in meta["started_from"]["started_from"]
+    assert "; 18 training steps (6 of the first model, then 6, then 6)" in load(c).describe()
+
+
 def test_init_from_a_shallower_weights_file_trains_the_grown_model(tmp_path):
     first, out, second = tmp_path / "first", tmp_path / "w.npz", tmp_path / "second"
     assert run_train("smoke", "--smoke", "--run-dir", first, "--out", out).returncode == 0

@@ -299,6 +299,13 @@ def test_describe_says_shape_training_and_loss():
         "; 62 training steps (50 of the model it started from, then 12 learning from the "
         "target), 1.74 bits per byte on held-out files"
     )
+    chain = {"trained_steps": 30, "teacher": {"sha256": "0" * 64},
+             "started_from": {"trained_steps": 50}}  # fmt: skip
+    went_on_again = Model(config, model.params, went_on.meta | {"started_from": chain})
+    assert went_on_again.describe().endswith(
+        "; 92 training steps (50 of the first model, then 30 learning from the target, then 12 "
+        "learning from the target), 1.74 bits per byte on held-out files"
+    )
 
 
 def test_weights_with_nan_name_the_file(tmp_path):

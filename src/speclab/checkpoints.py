@@ -148,10 +148,17 @@ def start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
     start = {"weights": str(path), "trained_steps": model.meta.get("trained_steps"),
              "val_bits_per_byte": model.meta.get("val_bits_per_byte"),
              "n_layer": model.config.n_layer}  # fmt: skip
+    for key in ("teacher", "started_from"):  # how those weights were made, back to the first
+        if model.meta.get(key):
+            start[key] = model.meta[key]
     # the recipe the weights were trained with, where they record it: the caller records
     # what this run changes (speclab.train.record_changes), so the record gives every recipe
     before = model.meta.get("recipe") if isinstance(model.meta.get("recipe"), dict) else None
     log = {"config": before or asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
+    if isinstance(model.meta.get("recipe_changes"), list) and model.meta["recipe_changes"]:
+        # theirs first (their at_step counts their own run's steps), then this run's
+        log["recipe_changes"] = [{**change, "earlier_run": True} if isinstance(change, dict)
+                                 else change for change in model.meta["recipe_changes"]]  # fmt: skip
     return params, state, 0, np.random.default_rng(cfg.seed), log
 
 

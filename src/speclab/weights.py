@@ -41,13 +41,18 @@ class Model:
     def describe(self) -> str:
         """One line for a lesson: shape, context, training steps, held-out bits per byte."""
         config, bits = self.config, self.meta.get("val_bits_per_byte")
-        steps = self.meta.get("trained_steps")
-        earlier = (self.meta.get("started_from") or {}).get("trained_steps")
-        trained = "; untrained" if steps is None else f"; {steps} training steps"
-        if steps is not None and earlier:  # --init-from a weights file: its steps came first
-            taught = " learning from the target" if self.meta.get("teacher") else ""
-            trained = (f"; {earlier + steps} training steps ({earlier} of the model it started "
-                       f"from, then {steps}{taught})")  # fmt: skip
+        runs = []  # (steps, learned from the target) of each run, this model's own first
+        record = self.meta
+        while isinstance(record, dict) and record.get("trained_steps"):  # --init-from weights
+            runs.append((record["trained_steps"], bool(record.get("teacher"))))
+            record = record.get("started_from")
+        trained = f"; {runs[0][0]} training steps" if runs else "; untrained"
+        if len(runs) > 1:  # the runs it went on from came first
+            first, *later = reversed(runs)
+            start = "of the model it started from" if not later[:-1] else "of the first model"
+            taught = [f"{steps}{' learning from the target' * learned}" for steps, learned in later]
+            trained = (f"; {sum(steps for steps, _ in runs)} training steps ({first[0]} {start}, "
+                       f"then {', then '.join(taught)})")  # fmt: skip
         return (
             f"{config.n_layer} layers of width {config.n_embd} ({config.n_head} heads), "
             f"context {config.n_ctx} bytes, vocabulary {config.n_vocab} bytes"
