@@ -613,3 +613,15 @@ def test_a_lesson_saved_with_a_byte_order_mark_keeps_its_heading(tmp_path, capsy
     assert status == 0, capsys.readouterr().err
     page = (out / "98_bom.html").read_text(encoding="utf-8")
     assert "<h1" in page and "\ufeff" not in page and "<title>Lesson 98 · With a mark" in page
+
+
+def test_a_figure_title_the_fonts_cannot_show_is_drawn_with_a_warning_not_refused(tmp_path):
+    """Values that draw an unusable figure are errors (above); a letter missing from the
+    installed fonts (an Egyptian hieroglyph here; Chinese on a machine without CJK fonts)
+    is not: matplotlib draws a box and warns, as it did before warnings became errors."""
+    address = (
+        "figure:roofline?n_params=1000&bandwidth=2&peak_flops=3&bytes_per_param=2&name=%F0%93%80%80"
+    )
+    with pytest.warns(UserWarning, match="missing from font"):
+        body = render_body(f"# Title\n\n![x]({address})\n", tmp_path, "figures")
+    assert "<img" in body and list(tmp_path.glob("*.svg"))
