@@ -348,12 +348,13 @@ def test_an_ascii_console_gets_ascii_marks_not_escapes():
 
 
 def test_escape_codes_in_the_prompt_are_shown_not_obeyed(weights, capsys):
-    """The prompt is echoed: ESC [2J would clear the learner's screen, a C1 CSI likewise."""
-    status = main(demo_args(weights, "x\x1b[2J\x9b31my", "--color", "never",
+    """The prompt is echoed: ESC [2J would clear the learner's screen, a C1 CSI likewise,
+    and a right-to-left override would reverse what follows it."""
+    status = main(demo_args(weights, "x\x1b[2J\x9b31my\u202ez\nw", "--color", "never",
                             "--max-new-tokens", "3"))  # fmt: skip
     printed = capsys.readouterr().out
-    assert status == 0 and "\x1b" not in printed and "\x9b" not in printed
-    assert "x\\x1b[2J\\x9b31my" in printed
+    assert status == 0 and not {"\x1b", "\x9b", "\u202e"} & set(printed)
+    assert "x\\x1b[2J\\x9b31my\\u202ez\nw" in printed  # the line break kept
 
 
 def test_a_draft_file_with_the_lookup_drafter_is_noted_not_ignored_in_silence(weights, capsys):

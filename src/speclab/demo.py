@@ -20,7 +20,7 @@ import sys
 from speclab.cli import path_argument
 from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
-from speclab.render import legend_ansi, render_ansi, visible
+from speclab.render import legend_ansi, render_ansi
 from speclab.student_files import printable
 from speclab.tokenizer import decode, encode
 from speclab.weights import load, load_draft, load_target
@@ -271,7 +271,7 @@ def _run(args) -> int:
     color = use_color(args.color)
     policy = "exactly" if args.fixed_k else "adaptive, at most"
     print(f"== prompt ({label}, {len(prompt_tokens)} bytes) ==")
-    shown = visible(prompt)  # its escape codes shown, not obeyed by the terminal
+    shown = printable(prompt)  # escape codes and bidi controls shown, not obeyed
     print(f"\x1b[2m{shown}\x1b[0m" if color else shown)
     print(
         f"== continuation: {len(spec.tokens)} tokens; target {target.name or 'model'}, "
