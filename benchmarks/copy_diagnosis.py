@@ -127,7 +127,10 @@ def main() -> None:
     args = parser.parse_args()
     corpus = load_corpus()
     if args.short:
-        pieces = [text[first] for text, first, _ in copy_probes(corpus["val"], 1024, n=40)]
+        pieces = [
+            text[first]
+            for text, first, _ in copy_probes(corpus["val"], 1024, n=40, lengths=(60, 120))
+        ]
         separator, skip, letters_length = b"\n\n", lambda piece: 3, 100
     else:
         pieces = held_out_functions(corpus["val"], corpus["train"])

@@ -11,7 +11,14 @@ from speclab.cli import importing, run_script, text_path_argument
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
-    from speclab.copy_metrics import copy_gap, copy_probes, copy_score, held_out_functions
+    from speclab.copy_metrics import (
+        PROBES,
+        SNIPPET_BYTES,
+        copy_gap,
+        copy_probes,
+        copy_score,
+        held_out_functions,
+    )
     from speclab.corpus import load_corpus
     from speclab.decoding import greedy_decode
     from speclab.tokenizer import decode, encode
@@ -60,11 +67,18 @@ def main():
                 break
             gap = copy_gap(model.params, config.n_head, probes)
             print(
-                f"   copy gap, repeat {where}: {gap['gap']:.2f} bits/byte "
-                f"(first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f}: the repeat "
-                f"removes {1 - gap['second'] / gap['first']:.0%} of the first's surprise)"
+                f"   copy gap, repeat {where}: {gap['gap']:.2f} ± {gap['se']:.2f} bits/byte over "
+                f"{gap['probes']} probes (first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f}: the repeat "
+                f"removes {1 - gap['second'] / gap['first']:.0%} of the first's surprise; "
+                f"{gap['missed_bits']:.0%} of the repeat's bits lie on the {gap['missed']:.1%} of its "
+                "bytes given less than one chance in ten)"
             )
-        print("   (a copy gap can be no larger than the first occurrence's bits per byte)")
+        print("   (a copy gap can be no larger than the first occurrence's bits per byte; ± one "
+              "standard error over the held-out snippets of 80-200 bytes)")  # fmt: skip
+        logged = meta.get("copy_gap_probes", {"n": 8, "bytes": [60, 120]})
+        if logged != {"n": PROBES, "bytes": list(SNIPPET_BYTES)} and "copy_gap" in meta:
+            print(f"   (its training logged {meta['copy_gap']} near and {meta.get('copy_gap_far')} "
+                  f"far on {logged['n']} probes of {logged['bytes'][0]}-{logged['bytes'][1]} bytes)")  # fmt: skip
         if not _same_weights(model, target):
             share = agreement(model.params, config, target, val)
             print(f"   agreement with the shipped target on held-out text: {share:.1%} of the "

@@ -24,6 +24,21 @@ def test_copy_probes_repeat_a_snippet_after_a_blank_line(far):
             assert second.start >= n_ctx // 2
 
 
+def test_copy_probes_are_the_issues_snippets_of_80_to_200_bytes_when_the_context_holds_them():
+    """The issue defines the copy gap on snippets of 80-200 bytes; 64 probes by default, each
+    the same at every call (a training run's validations compare like with like)."""
+    text = np.frombuffer(
+        b"".join(f"value_{i} = compute({i}, {i * 7})  # step {i}\n".encode() for i in range(4000)),
+        dtype=np.uint8,
+    )
+    for far in (False, True):
+        probes = copy_probes(text, 1024, far=far)
+        assert len(probes) == 64 and probes == copy_probes(text, 1024, far=far)
+        assert all(80 <= len(t[first]) <= 200 for t, first, _ in probes)
+        short = copy_probes(text, 1024, n=5, far=far, lengths=(60, 120))
+        assert all(60 <= len(t[first]) <= 120 for t, first, _ in short)
+
+
 def test_copy_gap_matches_the_inference_forward():
     """copy_gap's per-byte surprises, recomputed with speclab.gpt.forward (an independent
     implementation of the same model) over the whole probe."""
@@ -32,14 +47,24 @@ def test_copy_gap_matches_the_inference_forward():
     for value in flatten(params).values():
         value += np.random.default_rng(3).standard_normal(value.shape) * 0.3
     probes = copy_probes(VAL_TEXT, config.n_ctx, n=3)
-    bits = {"first": [], "second": []}
+    bits = {"first": [], "second": [], "second_bytes": []}
     for text, first, second in probes:
         logits = forward(params, config, list(text))  # [n, n_vocab]
         log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
         for name, part in (("first", first), ("second", second)):
             idx = np.arange(part.start, part.stop)
-            bits[name].append(-log_probs[idx - 1, list(text[part])].mean() / np.log(2))
+            surprise = -log_probs[idx - 1, list(text[part])] / np.log(2)
+            bits[name].append(surprise.mean())
+        bits["second_bytes"].append(surprise)
     got = copy_gap(params, config.n_head, probes)
+    gaps = np.subtract(bits["first"], bits["second"])
+    assert got["probes"] == 3
+    repeats = np.concatenate([b for b in bits["second_bytes"]])
+    assert got["missed"] == pytest.approx(np.mean(repeats > np.log2(10)), abs=1e-4)
+    assert got["missed_bits"] == pytest.approx(
+        repeats[repeats > np.log2(10)].sum() / repeats.sum(), abs=1e-3
+    )
+    assert got["se"] == pytest.approx(np.std(gaps, ddof=1) / np.sqrt(3), abs=2e-4)
     assert got["first"] == pytest.approx(np.mean(bits["first"]), abs=1e-4)
     assert got["gap"] == pytest.approx(np.mean(bits["first"]) - np.mean(bits["second"]), abs=2e-4)
 

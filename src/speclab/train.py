@@ -45,7 +45,14 @@ from speclab.checkpoints import (
     save_checkpoint,
     start_from_weights,
 )
-from speclab.copy_metrics import copy_gap, copy_probes, copy_score, held_out_functions
+from speclab.copy_metrics import (
+    PROBES,
+    SNIPPET_BYTES,
+    copy_gap,
+    copy_probes,
+    copy_score,
+    held_out_functions,
+)
 from speclab.corpus import batch, load_corpus
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
@@ -466,6 +473,8 @@ def export(params, config, cfg, corpus_record, log, out: Path, state: dict | Non
         "val_bits_per_byte": last.get("val_bits_per_byte"),
         "copy_gap": last.get("copy_gap"),
         "copy_gap_far": last.get("copy_gap_far"),
+        # the probes this run's copy gaps were measured on (the shipped models' runs: 8 of 60-120)
+        "copy_gap_probes": {"n": PROBES, "bytes": list(SNIPPET_BYTES)},
         "copy": last.get("copy"),
         "history": [
             {k: v for k, v in e.items() if k != "copy"}
