@@ -664,7 +664,7 @@ def test_the_lock_file_is_neither_emptied_nor_followed(tmp_path):
 def test_a_context_too_small_for_the_copy_probes_is_refused_up_front(n_ctx):
     """Below MIN_N_CTX the copy probes were empty (copy_gap NaN) or numpy failed inside them
     ("high <= 0"), after the corpus was loaded; at MIN_N_CTX every probe has room."""
-    from speclab.copy_metrics import MIN_N_CTX
+    from speclab.copy_metrics import MIN_N_CTX, PROBES
 
     with pytest.raises(ValueError, match=f"n_ctx={n_ctx}: must be at least {MIN_N_CTX}"):
         with_overrides(RECIPES["smoke"], [f"n_ctx={n_ctx}", "n_seq=1"])
@@ -673,7 +673,7 @@ def test_a_context_too_small_for_the_copy_probes_is_refused_up_front(n_ctx):
     params = init_params(GPTConfig(1, 2, 16, cfg.n_ctx), np.random.default_rng(0))
     for far in (False, True):
         probes = copy_probes(val, cfg.n_ctx, far=far)
-        assert len(probes) == 8 and all(len(text) <= cfg.n_ctx for text, _, _ in probes)
+        assert len(probes) == PROBES and all(len(text) <= cfg.n_ctx for text, _, _ in probes)
         assert np.isfinite(copy_gap(params, cfg.n_head, probes)["gap"])
 
 
