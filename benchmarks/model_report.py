@@ -75,10 +75,14 @@ def main():
             )
         print("   (a copy gap can be no larger than the first occurrence's bits per byte; ± one "
               "standard error over the held-out snippets of 80-200 bytes)")  # fmt: skip
-        logged = meta.get("copy_gap_probes", {"n": 8, "bytes": [60, 120]})
+        logged = meta.get("copy_gap_probes", {"n": 8, "bytes": [60, 120]})  # before the record
         if logged != {"n": PROBES, "bytes": list(SNIPPET_BYTES)} and "copy_gap" in meta:
-            print(f"   (its training logged {meta['copy_gap']} near and {meta.get('copy_gap_far')} "
-                  f"far on {logged['n']} probes of {logged['bytes'][0]}-{logged['bytes'][1]} bytes)")  # fmt: skip
+            try:  # a hand-made record may hold anything here
+                on = f"{logged['n']} probes of {logged['bytes'][0]}-{logged['bytes'][1]} bytes"
+            except (KeyError, IndexError, TypeError):
+                on = f"other probes ({logged!r})"
+            print(f"   (its training logged {meta['copy_gap']} near and "
+                  f"{meta.get('copy_gap_far')} far on {on})")  # fmt: skip
         if not _same_weights(model, target):
             share = agreement(model.params, config, target, val)
             print(f"   agreement with the shipped target on held-out text: {share:.1%} of the "
