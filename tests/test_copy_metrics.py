@@ -80,8 +80,8 @@ def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
     model = load_target()
     params, config = model.params, model.config
     corpus = load_corpus()
-    # the third and sixth: short right runs, then a mistake (37 and 69 bytes, the shipped target)
-    functions = held_out_functions(corpus["val"], corpus["train"])[2:6:3]
+    # the sixth and eighth: short right runs, then a mistake (69 and 32 bytes, the shipped target)
+    functions = held_out_functions(corpus["val"], corpus["train"])[5:8:2]
     score = copy_score(params, config, functions)
     pairs = copy_test_prompts(functions)
     for (prompt, rest), right, mistake in zip(

@@ -181,8 +181,7 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     assert f"| 0.9 | 4 | 0.02 | {r5} | ______ |" in handout
     r2 = round(ratio_to_1[2], 2)
     assert f"the saved report measured {r2} for 2 positions" in key
-    assert "r = 1.05 is about what the saved report measured for 2 positions" in handout
-    assert abs(ratio_to_1[2] - 1.05) < 0.03
+    assert "r = 1.05 stands for a machine on which a forward over 2 positions" in handout
     low = speedup_with_verify_cost(0.1, 1, r2, 0.02)
     verdict = "faster" if low >= 1.005 else "slower" if low < 0.995 else "no faster than greedy"
     assert f"α = 0.1, k = 1 gives {low:.2f} ({verdict})" in key
@@ -245,7 +244,8 @@ def test_exercise_4_key_says_how_the_real_draft_model_differs():
     assert max(kept, key=kept.get) == "counting" and min(kept, key=kept.get) == "free text"
     assert min(kept.values()) > 0.5  # "accepted often in every scenario"
     rows = [r for r in decode["results"] if r["drafter"] == "model"]
-    assert all(r["speedup"] > 1 for r in rows if not r["adaptive"])
+    fixed = [r for r in rows if not r["adaptive"]]
+    slow = [r for r in fixed if r["speedup"] < 1]
     best = max(rows, key=lambda r: r["speedup"])
     costs = [r["draft_cost_per_token"] for r in rows if r["draft_cost_per_token"]]
     key = " ".join(KEY.read_text(encoding="utf-8").split())
@@ -254,7 +254,7 @@ def test_exercise_4_key_says_how_the_real_draft_model_differs():
         f"{100 * kept['free text']:.0f} % on free text" in key
     )
     assert "most on counting and least on free text" in key
-    assert "faster than greedy at every k in every scenario" in key
+    assert f"slower than greedy in {len(slow)} of its {len(fixed)} fixed-k rows" in key
     assert f"at best {best['speedup']:.2f}× ({best['scenario']}, k = {best['k']})" in key
     assert f"({min(costs):.2f} to {max(costs):.2f} of a target step)" in key
 

@@ -234,14 +234,18 @@ def test_the_draft_models_cost_is_quoted_from_the_saved_report_and_the_shapes():
 def test_the_teacher_guides_repeating_examples_are_what_the_models_write():
     """Teacher guide, lesson 07 misconceptions: with notebook 07's two decoding prompts (its
     temperature cell: k = 3, 60 bytes, seed = the prompt's index), the shipped models write
-    `def __init__(` again at T = 0 and `build=2` three times at T = 0.5."""
+    `__init__(self, width=` again, then `width=0, ` five times at T = 0, and `file` six times
+    at T = 0.5."""
     from speclab.decoding import speculative_decode
     from speclab.drafters import ModelDrafter
     from speclab.tokenizer import decode, encode
     from speclab.weights import load_draft, load_target
 
     guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
-    assert "`def __init__(` again at T = 0 and `build=2` three times at T = 0.5)" in guide
+    assert (
+        "`__init__(self, width=` again and then `width=0, ` five times at T = 0, `file` six "
+        "times in 60 bytes at T = 0.5)" in guide
+    )
     cells = json.loads(
         (repo_root() / "notebooks" / "07_speculative_sampling.ipynb").read_text("utf-8")
     )
@@ -266,8 +270,9 @@ def test_the_teacher_guides_repeating_examples_are_what_the_models_write():
             for seed, prompt in enumerate(prompts)
         ]  # fmt: skip
 
-    assert any("def __init__(" in text for text in written(0.0))
-    assert any(text.count("build=2") >= 3 for text in written(0.5))
+    cold = written(0.0)
+    assert any(t.startswith("__init__(self, width=") and t.count("width=0, ") >= 5 for t in cold)
+    assert any(text.count("file") >= 6 for text in written(0.5))
 
 
 def test_the_teacher_guides_temperature_curve_is_the_notebooks():

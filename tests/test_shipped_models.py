@@ -151,9 +151,9 @@ def test_saved_benchmark_reports_are_for_the_shipped_weights():
     platforms = {name: report["machine"]["platform"] for name, report in
                  (("forward", forward_report), ("decode", decode), ("draft_cost", cost))}  # fmt: skip
     readme = " ".join((data_dir() / "bench" / "README.md").read_text(encoding="utf-8").split())
-    said = "forward.json with the target, decode.json and draft_cost.json with the draft, on "
-    assert (said + "another machine of the same kind") in readme
-    assert platforms["decode"] == platforms["draft_cost"] != platforms["forward"]
+    assert "All three were last re-run together, in one `make bench`" in readme
+    assert len(set(platforms.values())) == 1, platforms
+    assert cost["models"]["target"]["sha256"] == decode["models"]["target"]["sha256"]
 
 
 def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
@@ -182,25 +182,28 @@ def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
     kind = "adaptive" if best["adaptive"] else f"k = {best['k']}"
     assert f"at best {best['speedup']:.2f}× ({best['scenario']}, {kind})" in readme
     scenarios = {r["scenario"] for r in rows}
-    assert all(r["speedup"] > 1 for r in rows)  # every k, adaptive too, every scenario
-    assert "and faster than greedy at every k in every scenario" in readme
+    fixed = [r for r in rows if not r["adaptive"]]
+    slow = [r for r in fixed if r["speedup"] < 1]
+    named = "; ".join(
+        f"{s}, k = " + " and ".join(str(r["k"]) for r in slow if r["scenario"] == s)
+        for s in dict.fromkeys(r["scenario"] for r in slow)
+    )
+    assert f"slower than greedy in {len(slow)} of its {len(fixed)} fixed-k rows ({named})" in readme
     off = [s["model"]["share_off"] for s in report["adaptive"].values()]
     assert f"switches it off in {100 * min(off):.0f}–{100 * max(off):.0f} % of its rounds" in readme
     adaptive = {r["scenario"]: r["speedup"] for r in rows if r["adaptive"]}
-    best_fixed = {s: max(r["speedup"] for r in rows if r["scenario"] == s and not r["adaptive"])
-                  for s in scenarios}  # fmt: skip
-    ahead = [s for s in adaptive if adaptive[s] > best_fixed[s]]
-    assert ahead == ["copy-heavy"]
+    best_fixed = {s: max(r["speedup"] for r in fixed if r["scenario"] == s) for s in scenarios}
+    assert not [s for s in adaptive if adaptive[s] > best_fixed[s]]
     lo, hi = min(adaptive.values()), max(adaptive.values())
-    assert (f"is faster than greedy in every scenario ({lo:.2f}–{hi:.2f}×); it beats the best "
-            "fixed k on copy-heavy prompts and falls behind it in the other three") in readme  # fmt: skip
+    assert (f"and gives {lo:.2f}–{hi:.2f}×; it falls behind the best fixed k in every "
+            "scenario") in readme  # fmt: skip
     from speclab.corpus import load_corpus
     from speclab.recipe import RECIPES
     from speclab.train import agreement
 
     draft = load_draft(np.float32)
     share = agreement(draft.params, RECIPES["draft"], load_target(np.float32), load_corpus()["val"])
-    assert f"to {share:.1%}".replace("%", " %") in readme
+    assert f"target shipped now, with which it agrees at {share:.1%}".replace("%", " %") in readme
     meta = draft.meta
     assert (
         f"{meta['val_bits_per_byte']:.2f} bits per byte, from "
@@ -235,7 +238,8 @@ def test_readme_quotes_the_saved_benchmark_of_the_target():
         f"speeds free text up as well ({free:.2f}× adaptive)"
     ).replace("%", " %") in readme
     assert (
-        f"copy-heavy prompts {fixed[best]:.2f}× at the best fixed k (goal: at least 2.5×) and "
+        f"copy-heavy prompts {fixed[best]:.2f}× at the best fixed k (goal: at least "
+        f"2.5×{'' if fixed[best] >= 2.5 else ', not met'}) and "
         f"{heavy:.2f}× adaptive (2.2×), free text {free:.2f}× (0.97×), free-text output "
         f"{shares['free text']['loop']:.0%} loop"
     ).replace("%", " %") in readme
@@ -251,7 +255,8 @@ def test_readme_quotes_the_saved_benchmark_of_the_target():
         f"(the largest gap {100 * max(gaps):.1f} % of the prediction, {worst['scenario']}, "
         f"{worst['method'].replace('=', ' = ')})"
     ) in readme
-    assert ("misses once" in readme) == (within == len(rows) - 1)
+    misses = {0: "does not miss", 1: "misses once", 2: "misses twice", 3: "misses three times"}
+    assert f"The benchmark also checks itself, and {misses[len(rows) - within]}:" in readme
 
 
 def test_readme_quotes_the_saved_draft_cost_report():

@@ -54,7 +54,8 @@ class TrainConfig:
 # The copy documents of the shipped models: whole blocks (dedented) copied 9 times in 10
 # verbatim, half of them with other text between the two, and plain rows that start at a
 # top-level line (docs/model-history.md: what each of these changed, measured). The shipped
-# target went on from step 9,000 to 25,000 with --set hard_copy_weight=32 (README).
+# target went on from step 9,000 to 29,000 with --set hard_copy_weight=32, and from step
+# 25,000 with --set block_fraction=0.5: half the copied pieces cut from anywhere (README).
 COPYING = dict(copy_fraction=0.5, verbatim_fraction=0.9, interleave_fraction=0.5,
                block_fraction=1.0, top_level_fraction=1.0)  # fmt: skip
 RECIPES = {
