@@ -236,10 +236,7 @@ def test_prompts_readme_says_where_copy_heavy_stands_in_the_saved_report():
     from speclab.paths import data_dir
 
     readme = " ".join((prompts_dir() / "README.md").read_text(encoding="utf-8").split())
-    assert (
-        "copy-heavy's speedup is below structured's at every k, and counting's is the highest "
-        "of the four at k = 1, 4 and 8 (structured's at k = 2)." in readme
-    )
+    assert "copy-heavy's speedup is below structured's at every k" in readme
     report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
     rows = [r for r in report["results"] if r["drafter"] == "lookup" and not r["adaptive"]]
     speedup = {(r["scenario"], r["k"]): r["speedup"] for r in rows}
@@ -247,7 +244,14 @@ def test_prompts_readme_says_where_copy_heavy_stands_in_the_saved_report():
     assert ks == [1, 2, 4, 8]
     scenarios = ("copy-heavy", "structured", "counting", "free text")
     highest = {k: max(scenarios, key=lambda s: speedup[s, k]) for k in ks}
-    assert highest == {1: "counting", 2: "structured", 4: "counting", 8: "counting"}
+    if set(highest.values()) == {"counting"}:
+        assert "and counting's is the highest of the four at every k" in readme
+        margin = speedup["counting", 1] - max(speedup[s, 1] for s in scenarios[:2] + scenarios[3:])
+        assert ("(at k = 1 by less than 0.01 over structured's)" in readme) == (margin < 0.01)
+    else:
+        ks_counting = [k for k in ks if highest[k] == "counting"]
+        at = ", ".join(map(str, ks_counting))
+        assert f"counting's is the highest of the four at k = {at}" in readme, highest
     for k in ks:
         assert speedup["copy-heavy", k] < speedup["structured", k], k
 
