@@ -798,3 +798,39 @@ def test_agreement_is_the_share_of_positions_where_both_pick_the_same_byte():
     ]  # speclab.gpt's forward, one row at a time
     got = agreement(draft.params, cfg, target, val, n_rows=3)
     assert got == pytest.approx(np.mean(same))
+
+
+def test_ctrl_c_saves_the_step_it_came_in_and_the_run_resumes_as_if_never_stopped(
+    tmp_path, monkeypatch
+):
+    """Ctrl-C during a step: the step is finished and saved (not only the last validation's
+    checkpoint), and resuming gives the weights of a run that was never stopped."""
+    import signal
+
+    import speclab.train as train_module
+
+    cfg = RECIPES["smoke"]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    train_module.train(cfg, whole, out=tmp_path / "whole.npz", progress=False)
+
+    real, calls = train_module.loss_and_grads, []
+
+    def ctrl_c_in_the_second_step(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # in the middle of step 2, between validations (every 3 steps)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_second_step)
+    with pytest.raises(KeyboardInterrupt):
+        train_module.train(cfg, cut, out=tmp_path / "cut.npz", progress=False)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    from speclab.checkpoints import load_checkpoint
+
+    assert load_checkpoint(cut / "checkpoint.npz", cfg)[2] == 2
+    monkeypatch.setattr(train_module, "loss_and_grads", real)
+    train_module.train(cfg, cut, out=tmp_path / "cut.npz", progress=False)
+    a, b = load(tmp_path / "whole.npz"), load(tmp_path / "cut.npz")
+    for name, value in flatten(a.params).items():
+        np.testing.assert_array_equal(value, flatten(b.params)[name], err_msg=name)
+    assert b.meta["trained_steps"] == cfg.steps

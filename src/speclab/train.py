@@ -26,6 +26,7 @@ import json
 import math
 import os
 import platform
+import signal
 import sys
 import time
 from dataclasses import asdict
@@ -281,6 +282,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
     loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
     weighted = cfg.hard_copy_weight != 1.0  # 1: the plain mean, as before the option
+    ctrl_c, restore_ctrl_c = _ctrl_c_after_the_step()
     try:  # the bar closed on the way out, Ctrl-C too: not redrawn after "interrupted"
         while step < last_step:
             n_seq = row_length(step, cfg)
@@ -347,7 +349,14 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
                     export(params, config, cfg, corpus["record"], log, out, state)
             if out_of_time:
                 break
+            if ctrl_c():  # a whole step done: save it, so that the run resumes from here
+                log["seconds"] = elapsed
+                save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
+                bar.write(f"Ctrl-C: step {step} saved in {checkpoint}; the same command goes on "
+                          "from there")  # fmt: skip
+                raise KeyboardInterrupt
     finally:
+        restore_ctrl_c()
         bar.close()
     if step == started_at_step and log["history"]:
         # the checkpoint was already at or past the last step: export it as it is
@@ -357,6 +366,29 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         if out is not None:
             export(params, config, cfg, corpus["record"], log, out, state)
     return log
+
+
+def _ctrl_c_after_the_step():
+    """A Ctrl-C during a training step takes effect when the step is done: AdamW updates the
+    weights in place, and a step cut in the middle would be saved half done. Returns
+    (pressed, restore): pressed() says whether Ctrl-C came; restore() puts the old handler
+    back. A second Ctrl-C stops at once (the work since the last checkpoint is then lost)."""
+    pressed = []
+
+    def note(signum, frame):
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(signum)
+        print("\nCtrl-C: stopping when this step is done (Ctrl-C again: at once, unsaved)",
+              file=sys.stderr)  # fmt: skip
+
+    try:
+        previous = signal.signal(signal.SIGINT, note)
+    except ValueError:  # not the main thread (signals go to that one): Ctrl-C as always
+        return (lambda: False), (lambda: None)
+    if previous is None:  # a handler not set from Python: put Python's own back
+        previous = signal.default_int_handler
+    return (lambda: bool(pressed)), (lambda: signal.signal(signal.SIGINT, previous))
 
 
 def record_changes(log: dict, cfg: TrainConfig, step: int, new_run: bool = False) -> None:
