@@ -835,3 +835,34 @@ def test_ctrl_c_saves_the_step_it_came_in_and_the_run_resumes_as_if_never_stoppe
     for name, value in flatten(a.params).items():
         np.testing.assert_array_equal(value, flatten(b.params)[name], err_msg=name)
     assert b.meta["trained_steps"] == cfg.steps
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="os.kill(SIGINT) ends the process on Windows")
+def test_ctrl_c_in_the_last_step_ends_the_run_as_planned(tmp_path, monkeypatch, capsys):
+    """Nothing is left to stop after the last step: the run ends normally, its weights
+    exported, instead of reporting an interruption that a rerun would call nothing to do."""
+    import signal
+
+    import speclab.train as train_module
+
+    cfg = RECIPES["smoke"]
+    train_module.train(cfg, tmp_path / "whole", out=tmp_path / "whole.npz", progress=False)
+    real, calls = train_module.loss_and_grads, []
+
+    def ctrl_c_in_the_last_step(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == cfg.steps:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_last_step)
+    try:
+        log = train_module.train(cfg, tmp_path / "cut", out=tmp_path / "cut.npz", progress=False)
+    except KeyboardInterrupt:
+        pytest.fail("a Ctrl-C in the last step was reported as an interrupted run")
+    assert len(calls) == cfg.steps  # the interrupt really came, in the last step
+    assert log["history"][-1]["step"] == cfg.steps
+    assert "Ctrl-C came in the last step" in capsys.readouterr().out
+    a, b = load(tmp_path / "whole.npz"), load(tmp_path / "cut.npz")
+    for name, value in flatten(a.params).items():
+        np.testing.assert_array_equal(value, flatten(b.params)[name], err_msg=name)

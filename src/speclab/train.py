@@ -349,7 +349,10 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
                     export(params, config, cfg, corpus["record"], log, out, state)
             if out_of_time:
                 break
-            if ctrl_c():  # a whole step done: save it, so that the run resumes from here
+            if ctrl_c() and step == last_step:  # nothing left to stop: the run ends as planned
+                bar.write(f"Ctrl-C came in the last step ({step}); it is done and saved, so "
+                          "the run ends as it would have")  # fmt: skip
+            elif ctrl_c():  # a whole step done: save it, so that the run resumes from here
                 log["seconds"] = elapsed
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
                 bar.write(f"Ctrl-C: step {step} saved in {checkpoint}; the same command goes on "
