@@ -296,15 +296,23 @@ def test_describe_says_shape_training_and_loss():
     went_on = Model(config, model.params, trained.meta | {"started_from": {"trained_steps": 50},
                                                           "teacher": {"sha256": "0" * 64}})  # fmt: skip
     assert went_on.describe().endswith(
-        "; 62 training steps (50 of the model it started from, then 12 learning from the "
+        "; 62 training steps (50 of the model it started from, then 12 learning from a "
         "target), 1.74 bits per byte on held-out files"
     )
     chain = {"trained_steps": 30, "teacher": {"sha256": "0" * 64},
              "started_from": {"trained_steps": 50}}  # fmt: skip
     went_on_again = Model(config, model.params, went_on.meta | {"started_from": chain})
     assert went_on_again.describe().endswith(
-        "; 92 training steps (50 of the first model, then 30 learning from the target, then 12 "
-        "learning from the target), 1.74 bits per byte on held-out files"
+        "; 92 training steps (50 of the first model, then 30 + 12 learning from a target), "
+        "1.74 bits per byte on held-out files"
+    )
+    # runs learning from different targets, or from none, stay apart
+    other = {"trained_steps": 30, "teacher": {"sha256": "1" * 64}, "started_from": {
+        "trained_steps": 20, "started_from": {"trained_steps": 50}}}  # fmt: skip
+    went_on_elsewhere = Model(config, model.params, went_on.meta | {"started_from": other})
+    assert went_on_elsewhere.describe().endswith(
+        "; 112 training steps (50 of the first model, then 20, then 30 learning from a target, "
+        "then 12 learning from another target), 1.74 bits per byte on held-out files"
     )
 
 

@@ -41,16 +41,31 @@ class Model:
     def describe(self) -> str:
         """One line for a lesson: shape, context, training steps, held-out bits per byte."""
         config, bits = self.config, self.meta.get("val_bits_per_byte")
-        runs = []  # (steps, learned from the target) of each run, this model's own first
+        runs = []  # (steps, sha256 of the target it learned from or None), its own run first
         record = self.meta
         while isinstance(record, dict) and record.get("trained_steps"):  # --init-from weights
-            runs.append((record["trained_steps"], bool(record.get("teacher"))))
+            teacher = record.get("teacher")
+            taught_by = (teacher.get("sha256") or "?") if isinstance(teacher, dict) else teacher
+            runs.append((record["trained_steps"], taught_by or None))
             record = record.get("started_from")
         trained = f"; {runs[0][0]} training steps" if runs else "; untrained"
         if len(runs) > 1:  # the runs it went on from came first
             first, *later = reversed(runs)
-            start = "of the model it started from" if not later[:-1] else "of the first model"
-            taught = [f"{steps}{' learning from the target' * learned}" for steps, learned in later]
+            groups = []  # runs in a row that learned from the same target (or none) are one
+            for steps, taught_by in later:
+                if groups and groups[-1][0] == taught_by:
+                    groups[-1][1].append(steps)
+                else:
+                    groups.append((taught_by, [steps]))
+            start = "of the model it started from" if len(later) == 1 else "of the first model"
+            teachers, taught = [], []
+            for taught_by, parts in groups:
+                text = " + ".join(map(str, parts))
+                if taught_by is not None:
+                    which = "the same" if taught_by in teachers else "another" if teachers else "a"
+                    text += f" learning from {which} target"
+                    teachers.append(taught_by)
+                taught.append(text)
             trained = (f"; {sum(steps for steps, _ in runs)} training steps ({first[0]} {start}, "
                        f"then {', then '.join(taught)})")  # fmt: skip
         return (
