@@ -52,7 +52,7 @@ def main() -> int:
         parser.error(f"--repeats must be at most {MAX_REPEATS:,}, got {args.repeats:,}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
-    out = writable_folder(args.out or bench_dir())  # checked before the timing starts
+    out = writable_folder(args.out or bench_dir(), files=("draft_cost.json",))  # before timing
     files = {"target": args.target or weights_dir() / "target.npz",
              "draft": args.draft or weights_dir() / "draft.npz"}  # fmt: skip
     target = load(args.target) if args.target else load_target()

@@ -47,6 +47,8 @@ def out_problem(out: Path, candidates: Path) -> str | None:
         return f"--out {out} is a symbolic link; give the file itself"
     if out.is_dir():
         return f"--out {out} is a folder; give a .csv file name, e.g. {out / 'ranking.csv'}"
+    if out.exists() and not out.is_file():  # reading its first line would wait forever
+        return f"--out {out} is a pipe or a device; give a .csv file name"
     if out.suffix.lower() != ".csv":
         return f"--out {out}: the ranking is a CSV file; give a name ending in .csv"
     if out.exists() and candidates.exists() and out.samefile(candidates):

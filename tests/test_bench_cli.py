@@ -147,3 +147,23 @@ def test_an_option_of_the_other_benchmark_is_refused_not_ignored(tmp_path, capsy
     assert err == [
         f"speclab bench {argv[1] if argv[1] != '--greedy-tokens' else 'decode'}: {message}"
     ]
+
+
+@pytest.mark.parametrize("what", ["forward", "decode"])
+def test_a_folder_where_the_report_goes_is_refused_before_timing(tmp_path, capsys, monkeypatch,
+                                                                 what):  # fmt: skip
+    """Found only after the timing, it would cost the whole measurement."""
+    monkeypatch.setattr(bench, "_load_for_bench", lambda args: pytest.fail("loaded a model"))
+    (tmp_path / f"{what}.csv").mkdir()
+    assert main(["bench", what, "--quick", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / f'{what}.csv'} is a folder, a pipe or a device" in err
+
+
+def test_draft_weights_unused_by_the_lookup_drafter_are_named(tmp_path, capsys):
+    argv = ["bench", "decode", "--quick", "--scenario", "counting", "--drafter", "lookup",
+            "--k", "1", "--repeats", "1", "--max-new-tokens", "2", "--out", str(tmp_path),
+            "--draft-weights", str(tmp_path / "not-read.npz")]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"note: --draft-weights {tmp_path / 'not-read.npz'} is not used" in err

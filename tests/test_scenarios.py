@@ -290,6 +290,9 @@ def test_pick_free_text_writes_only_its_own_ranking(tmp_path):
     assert problems["ranking.csv"] is None and problems["new.csv"] is None
     (tmp_path / "same.csv").symlink_to(candidates)  # the candidates under a .csv name
     assert "symbolic link" in pick.out_problem(tmp_path / "same.csv", candidates)
+    if hasattr(os, "mkfifo"):  # reading a pipe's first line would wait forever
+        os.mkfifo(tmp_path / "fifo.csv")
+        assert "is a pipe or a device" in pick.out_problem(tmp_path / "fifo.csv", candidates)
     run = subprocess.run(
         [sys.executable, str(FOLDER / "pick_free_text.py"), "--candidates", str(precious),
          "--out", str(precious)],

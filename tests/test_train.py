@@ -520,7 +520,7 @@ def test_init_from_weights_that_went_on_from_others_records_the_whole_chain(tmp_
     assert meta["started_from"]["weights"] == str(b)
     assert meta["started_from"]["started_from"]["weights"] == str(a)
     assert "started_from" not in meta["started_from"]["started_from"]
-    assert "; 18 training steps (6 of the first model, then 6, then 6)" in load(c).describe()
+    assert "; 18 training steps (6 of the first model, then 6 + 6)" in load(c).describe()
 
 
 def test_init_from_a_shallower_weights_file_trains_the_grown_model(tmp_path):
@@ -862,7 +862,110 @@ def test_ctrl_c_in_the_last_step_ends_the_run_as_planned(tmp_path, monkeypatch, 
         pytest.fail("a Ctrl-C in the last step was reported as an interrupted run")
     assert len(calls) == cfg.steps  # the interrupt really came, in the last step
     assert log["history"][-1]["step"] == cfg.steps
-    assert "Ctrl-C came in the last step" in capsys.readouterr().out
+    assert "the stop came in the last step" in capsys.readouterr().out
     a, b = load(tmp_path / "whole.npz"), load(tmp_path / "cut.npz")
     for name, value in flatten(a.params).items():
         np.testing.assert_array_equal(value, flatten(b.params)[name], err_msg=name)
+
+
+def test_a_pipe_or_device_as_checkpoint_or_out_is_refused_not_read_forever(tmp_path):
+    """Reading /dev/zero as a zip never ends (and fills the memory); a pipe blocks."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    os.symlink(os.devnull, run_dir / "checkpoint.npz")
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir)
+    assert result.returncode == 2 and "is not a regular file" in result.stderr, result.stderr
+    fifo = tmp_path / "fifo.npz"
+    os.mkfifo(fifo)
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "r2", "--out", fifo)
+    assert result.returncode == 2 and f"--out {fifo} is a pipe or a device" in result.stderr
+
+
+def test_out_that_is_the_target_a_distilled_run_learns_from_is_refused(tmp_path):
+    from speclab.paths import weights_dir
+
+    teacher = weights_dir() / "target.npz"
+    before = teacher.stat().st_mtime_ns
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run",
+                       "--set", "teacher_share=0.5", "--out", teacher)  # fmt: skip
+    assert result.returncode == 2 and "is the target this run learns from" in result.stderr
+    assert teacher.stat().st_mtime_ns == before and not (tmp_path / "run").exists()
+
+
+def test_the_same_field_given_twice_with_two_values_is_refused():
+    with pytest.raises(ValueError, match="--set steps is given twice, as 3 and 5"):
+        with_overrides(RECIPES["smoke"], ["steps=3", "steps=5"])
+    assert with_overrides(RECIPES["smoke"], ["steps=3", "steps=3"]).steps == 3
+    result = run_train("smoke", "--smoke", "--steps", "2", "--set", "steps=5")
+    assert result.returncode == 2 and "--steps 2 and --set steps=5 disagree" in result.stderr
+
+
+def test_stop_at_before_the_step_init_from_starts_at_is_refused(tmp_path):
+    first = tmp_path / "first"
+    assert run_train("smoke", "--smoke", "--run-dir", first, "--stop-at", "3").returncode == 0
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "new", "--init-from",
+                       first / "checkpoint.npz", "--stop-at", "2", "--out", tmp_path / "w.npz")  # fmt: skip
+    assert result.returncode == 1 and "--stop-at 2 stops before it starts" in result.stderr
+    assert not (tmp_path / "w.npz").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="os.kill(SIGINT) ends the process on Windows")
+def test_a_run_stopped_between_validations_then_ended_there_is_validated_and_exported(
+    tmp_path, monkeypatch
+):
+    """Ctrl-C at step 2 (validations every 3), then --stop-at 2: the weights of step 2 are
+    exported with a validation, as an uninterrupted --stop-at 2 run exports them."""
+    import signal
+
+    import speclab.train as train_module
+
+    cfg = RECIPES["smoke"]
+    train_module.train(cfg, tmp_path / "whole", out=tmp_path / "whole.npz", stop_at=2,
+                       progress=False)  # fmt: skip
+    real, calls = train_module.loss_and_grads, []
+
+    def ctrl_c_in_the_second_step(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_second_step)
+    with pytest.raises(KeyboardInterrupt):
+        train_module.train(cfg, tmp_path / "cut", out=tmp_path / "cut.npz", progress=False)
+    assert not (tmp_path / "cut.npz").exists()  # no validation yet: nothing exported
+    monkeypatch.setattr(train_module, "loss_and_grads", real)
+    log = train_module.train(cfg, tmp_path / "cut", out=tmp_path / "cut.npz", stop_at=2,
+                             progress=False)  # fmt: skip
+    assert log["history"][-1]["step"] == 2
+    a, b = load(tmp_path / "whole.npz"), load(tmp_path / "cut.npz")
+    assert b.meta["trained_steps"] == 2
+    assert b.meta["val_bits_per_byte"] == a.meta["val_bits_per_byte"]
+    for name, value in flatten(a.params).items():
+        np.testing.assert_array_equal(value, flatten(b.params)[name], err_msg=name)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no SIGTERM to send on Windows")
+def test_sigterm_saves_the_step_like_ctrl_c(tmp_path):
+    """`timeout` and `kill` send SIGTERM: the step under way is finished and saved."""
+    import signal
+    import time
+
+    from speclab.checkpoints import load_checkpoint
+
+    run_dir, changes = tmp_path / "run", ["steps=100000", "val_every=50"]
+    command = [sys.executable, "-m", "speclab", "train", "smoke", "--smoke", "--run-dir",
+               str(run_dir), *(a for c in changes for a in ("--set", c))]  # fmt: skip
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (run_dir / "checkpoint.npz").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the first validation's checkpoint: the training loop is running
+    time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode != 0 and "Traceback" not in err, err
+    assert "stop signal (SIGTERM): stopping when this step is done" in err
+    step = load_checkpoint(run_dir / "checkpoint.npz", with_overrides(RECIPES["smoke"], changes))[2]
+    assert f"stopped: step {step} saved in" in out and step > 0

@@ -91,7 +91,8 @@ def option_problem(args) -> str | None:
         if getattr(args, name, None) is None:
             setattr(args, name, default)
     try:
-        args.out = writable_folder(args.out or bench_dir())
+        names = (f"{args.what}.json", f"{args.what}.csv")  # the pair it writes there
+        args.out = writable_folder(args.out or bench_dir(), files=names)
     except OSError as error:
         return str(error)
     return None
@@ -149,6 +150,9 @@ def run_decode(args) -> int:
         draft_path = args.draft_weights or weights_dir() / "draft.npz"
         target = load(target_path, dtype=dtype)
         draft = load(draft_path, dtype=dtype) if "model" in settings.drafters else None
+        if args.draft_weights is not None and draft is None:
+            print(printable(f"note: --draft-weights {args.draft_weights} is not used: only the "
+                            "lookup drafter runs (add --drafter model)"), file=sys.stderr)  # fmt: skip
         for model, which in ((target, "target model"), (draft, "draft model")):
             if model is not None:
                 bench_decode.check_fits(model, which, scenarios, settings)

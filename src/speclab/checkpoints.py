@@ -59,6 +59,8 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     defaults, which are the recipe it was made with.
     """
     shape = ("n_layer", "n_head", "n_embd", "n_ctx")
+    if path.exists() and not path.is_file():  # a pipe would block, a device read forever
+        raise ValueError(f"{path} is not a regular file (a pipe or a device); {advice}")
     try:  # unreadable is not damaged: hours of training must not be deleted on bad advice
         path.open("rb").close()
     except OSError as error:
@@ -129,6 +131,8 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
 def is_weights_file(path: Path) -> bool:
     from speclab.weights import META_KEY
 
+    if not Path(path).is_file():  # a pipe would block, a device read forever
+        return False
     try:
         with zipfile.ZipFile(path) as archive:
             return f"{META_KEY}.npy" in archive.namelist()

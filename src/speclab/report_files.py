@@ -22,15 +22,20 @@ import tempfile
 from pathlib import Path
 
 
-def writable_folder(out: Path, name: str | None = None) -> Path:
+def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] = ()) -> Path:
     """out, made if missing and tried with a temporary file; OSError naming the problem if not.
 
     name: how the message calls the folder (default `--out OUT`; a command writing a file
-    into it names the file's option instead)."""
+    into it names the file's option instead). files: the names the report will take there;
+    a folder, pipe or device standing in one's place is refused now, not after the timing."""
     out = Path(out)
     name = name or f"--out {out}"
     if out.exists() and not out.is_dir():
         raise OSError(f"{name} is a file, not a folder")
+    for file in files:
+        if (out / file).exists() and not (out / file).is_file():
+            raise OSError(f"{name}: {out / file} is a folder, a pipe or a device, where the "
+                          f"report's {file} goes; move it away or give another --out")  # fmt: skip
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):

@@ -261,6 +261,9 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         if step >= cfg.steps:  # nothing to train: the new run folder would stay empty
             raise ValueError(f"--init-from {init_from} is at step {step}, where this recipe ends "
                              f"(steps={cfg.steps}): give --steps above {step} to train on from it")  # fmt: skip
+        if stop_at and step >= stop_at:  # the same: nothing would be trained or saved here
+            raise ValueError(f"--init-from {init_from} is at step {step}, so --stop-at {stop_at} "
+                             f"stops before it starts: give --stop-at above {step}")  # fmt: skip
         record_changes(log, cfg, step, new_run=True)
         state.pop("avg", None)  # a new run keeps its own average of the weights, if any
         log.pop("average", None)
@@ -282,6 +285,29 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
     loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
     weighted = cfg.hard_copy_weight != 1.0  # 1: the plain mean, as before the option
+
+    def validate(step: int, elapsed: float, training: dict) -> None:
+        """Measure, log, checkpoint and export the run at step (a validation)."""
+        entry = {"step": step, "seconds": round(elapsed, 1)} | training
+        entry |= measure(params, cfg, config, corpus["val"], probes, functions, teacher)
+        if loop_ema is not None:
+            entry["own_loop_share_ema"] = round(float(loop_ema), 3)
+        if cfg.average_from and step >= cfg.average_from:
+            add_to_average(state, log, flat_params, step)
+            mean = averaged(state, log, cfg.n_layer)
+            entry["average"] = measure(mean, cfg, config, corpus["val"], probes, functions,
+                                       teacher)  # fmt: skip
+        log["history"].append(entry)
+        log["seconds"] = elapsed
+        save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
+        if out is not None:  # before the line below: a closed pipe must not cost the export
+            export(params, config, cfg, corpus["record"], log, out, state)
+        shown = {k: v for k, v in entry.items() if k not in ("copy", "average")}
+        shown["copied"] = entry["copy"]["bytes_copied"]
+        if "average" in entry:
+            shown["average_copied"] = entry["average"]["copy"]["bytes_copied"]
+        bar.write(json.dumps(shown))
+
     ctrl_c, restore_ctrl_c = _ctrl_c_after_the_step()
     try:  # the bar closed on the way out, Ctrl-C too: not redrawn after "interrupted"
         while step < last_step:
@@ -324,49 +350,31 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
             elapsed = seconds_before + time.perf_counter() - started
             out_of_time = max_minutes and time.perf_counter() - started > max_minutes * 60
             if step % cfg.val_every == 0 or step == last_step or out_of_time:
-                entry = {
-                    "step": step,
-                    "seconds": round(elapsed, 1),
-                    "train_loss_ema": round(loss_ema, 4),
-                    "grad_norm": round(norm, 3),
-                } | measure(params, cfg, config, corpus["val"], probes, functions, teacher)
-                if loop_ema is not None:
-                    entry["own_loop_share_ema"] = round(float(loop_ema), 3)
-                if cfg.average_from and step >= cfg.average_from:
-                    add_to_average(state, log, flat_params, step)
-                    mean = averaged(state, log, cfg.n_layer)
-                    entry["average"] = measure(mean, cfg, config, corpus["val"], probes, functions,
-                                               teacher)  # fmt: skip
-                log["history"].append(entry)
-                log["seconds"] = elapsed
-                save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
-                shown = {k: v for k, v in entry.items() if k not in ("copy", "average")}
-                shown["copied"] = entry["copy"]["bytes_copied"]
-                if "average" in entry:
-                    shown["average_copied"] = entry["average"]["copy"]["bytes_copied"]
-                bar.write(json.dumps(shown))
-                if out is not None:
-                    export(params, config, cfg, corpus["record"], log, out, state)
+                validate(step, elapsed, {"train_loss_ema": round(loss_ema, 4),
+                                         "grad_norm": round(norm, 3)})  # fmt: skip
             if out_of_time:
                 break
             if ctrl_c() and step == last_step:  # nothing left to stop: the run ends as planned
-                bar.write(f"Ctrl-C came in the last step ({step}); it is done and saved, so "
+                bar.write(f"the stop came in the last step ({step}); it is done and saved, so "
                           "the run ends as it would have")  # fmt: skip
             elif ctrl_c():  # a whole step done: save it, so that the run resumes from here
                 log["seconds"] = elapsed
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
-                bar.write(f"Ctrl-C: step {step} saved in {checkpoint}; the same command goes on "
-                          "from there")  # fmt: skip
+                bar.write(f"stopped: step {step} saved in {checkpoint}; the same command goes "
+                          "on from there")  # fmt: skip
                 raise KeyboardInterrupt
     finally:
         restore_ctrl_c()
         bar.close()
-    if step == started_at_step and log["history"]:
+    if step == started_at_step and step > 0:
         # the checkpoint was already at or past the last step: export it as it is
         until = f"--stop-at {stop_at}" if stop_at and stop_at < cfg.steps else f"steps={cfg.steps}"
         exported = f", exported to {out}" if out is not None else ""
         bar.write(f"checkpoint already at step {step} ({until}): nothing to train{exported}")
-        if out is not None:
+        if not log["history"] or log["history"][-1]["step"] != step:
+            # saved by a Ctrl-C between validations: the validation a run ending here makes
+            validate(step, log["seconds"], {})
+        elif out is not None:
             export(params, config, cfg, corpus["record"], log, out, state)
     return log
 
@@ -374,24 +382,39 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
 def _ctrl_c_after_the_step():
     """A Ctrl-C during a training step takes effect when the step is done: AdamW updates the
     weights in place, and a step cut in the middle would be saved half done. Returns
-    (pressed, restore): pressed() says whether Ctrl-C came; restore() puts the old handler
-    back. A second Ctrl-C stops at once (the work since the last checkpoint is then lost)."""
+    (pressed, restore): pressed() says whether Ctrl-C came; restore() puts the old handlers
+    back. A second Ctrl-C stops at once (the work since the last checkpoint is then lost).
+    SIGTERM, what `kill` and `timeout` send, is taken as a Ctrl-C."""
     pressed = []
 
     def note(signum, frame):
         if pressed:
             raise KeyboardInterrupt
         pressed.append(signum)
-        print("\nCtrl-C: stopping when this step is done (Ctrl-C again: at once, unsaved)",
+        what = "Ctrl-C" if signum == signal.SIGINT else "stop signal (SIGTERM)"
+        print(f"\n{what}: stopping when this step is done (Ctrl-C again: at once, unsaved)",
               file=sys.stderr)  # fmt: skip
 
-    try:
-        previous = signal.signal(signal.SIGINT, note)
-    except ValueError:  # not the main thread (signals go to that one): Ctrl-C as always
-        return (lambda: False), (lambda: None)
-    if previous is None:  # a handler not set from Python: put Python's own back
-        previous = signal.default_int_handler
-    return (lambda: bool(pressed)), (lambda: signal.signal(signal.SIGINT, previous))
+    previous = {}
+    for signum in (signal.SIGINT, getattr(signal, "SIGTERM", None)):
+        if signum is None:
+            continue
+        try:
+            before = signal.signal(signum, note)
+        except (ValueError, OSError):  # not the main thread (signals go to that one): as always
+            continue
+        # a handler not set from Python: put Python's own back (SIGTERM's default ends it)
+        previous[signum] = (
+            before
+            if before is not None
+            else (signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+        )
+
+    def restore():
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    return (lambda: bool(pressed)), restore
 
 
 def record_changes(log: dict, cfg: TrainConfig, step: int, new_run: bool = False) -> None:

@@ -17,6 +17,7 @@ from speclab.checkpoints import is_weights_file
 from speclab.cli import path_argument
 from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
+from speclab.paths import weights_dir
 from speclab.recipe import RECIPES, TrainConfig
 from speclab.report_files import writable_folder
 from speclab.student_files import printable
@@ -74,6 +75,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         if value is None or not math.isfinite(value) or kind is int and value != int(value):
             raise ValueError(f"--set {setting!r}: {text.strip()!r} is not a valid {kind.__name__}"
                              + (" (a whole number)" if kind is int else ""))  # fmt: skip
+        if name in changes and changes[name] != kind(value):
+            raise ValueError(f"--set {name} is given twice, as {changes[name]} and {kind(value)}; "
+                             "give it once")  # fmt: skip
         changes[name] = kind(value)
     cfg = TrainConfig(**(fields | changes))
     positive = ("n_layer", "n_head", "n_embd", "n_ctx", "steps", "batch_tokens", "n_seq",
@@ -132,8 +136,12 @@ def _leads_into_a_loop(path: Path) -> bool:
     return False
 
 
-def _out_problem(out: Path, run_dir: Path, init_from: Path | None) -> str | None:
+def _out_problem(out: Path, run_dir: Path, init_from: Path | None,
+                 teacher: Path | None = None) -> str | None:  # fmt: skip
     """Why the weights cannot be written to out (checked before hours of training), or None."""
+    if teacher is not None and out.exists() and teacher.exists() and out.samefile(teacher):
+        return (f"--out {out} is the target this run learns from (teacher_share); the new "
+                "weights need a file of their own (the first checkpoint would replace it)")  # fmt: skip
     if out.resolve() == (run_dir / "checkpoint.npz").resolve():
         return f"--out {out} is the run's checkpoint; the weights need a file of their own"
     if init_from is not None and out.resolve() == init_from.resolve():
@@ -143,6 +151,8 @@ def _out_problem(out: Path, run_dir: Path, init_from: Path | None) -> str | None
         return f"--out {out} is read-only; it is left as it is (make it writable, or give another)"
     if out.is_dir() or out.resolve() == run_dir.resolve():
         return f"--out {out} is a folder; give a file name, e.g. {out / 'target.npz'}"
+    if out.exists() and not out.is_file():
+        return f"--out {out} is a pipe or a device; give a weights file name ending in .npz"
     if out.suffix != ".npz":
         return f"--out {out}: a weights file's name ends in .npz, e.g. {out.with_suffix('.npz')}"
     if out.exists() and not is_weights_file(out):
@@ -168,10 +178,13 @@ def _recipe(args, name: str) -> TrainConfig:
         raise ValueError("--max-minutes must be positive (0: no limit)")
     if args.stop_at < 0:
         raise ValueError("--stop-at must be a step number (0: no early stop)")
-    return with_overrides(cfg, args.set)
+    cfg = with_overrides(cfg, args.set)
+    if args.steps is not None and cfg.steps != args.steps:
+        raise ValueError(f"--steps {args.steps} and --set steps={cfg.steps} disagree; give one")
+    return cfg
 
 
-def _path_problem(args, run_dir: Path) -> str | None:
+def _path_problem(args, run_dir: Path, cfg: TrainConfig | None = None) -> str | None:
     """Why the run folder, --init-from or --out cannot be used (before hours of training)."""
     for path in (run_dir, run_dir / "checkpoint.npz", args.out, args.init_from):
         if path is not None and _leads_into_a_loop(path):
@@ -182,6 +195,10 @@ def _path_problem(args, run_dir: Path) -> str | None:
                 "not exist; make that folder or give another --run-dir")  # fmt: skip
     if run_dir.exists() and not run_dir.is_dir():
         return f"--run-dir {run_dir} is a file; give a folder"
+    checkpoint = run_dir / "checkpoint.npz"
+    if checkpoint.exists() and not checkpoint.is_file():
+        return (f"{checkpoint} is not a regular file (a folder, a pipe or a device); move it "
+                "away or give another --run-dir")  # fmt: skip
     if args.init_from is not None and args.init_from.is_dir():
         inside = args.init_from / "checkpoint.npz"
         hint = f"; its checkpoint is {inside}" if inside.is_file() else ""
@@ -194,7 +211,10 @@ def _path_problem(args, run_dir: Path) -> str | None:
         return (
             f"{run_dir} already has a checkpoint, which resumes; --init-from starts a new --run-dir"
         )
-    if args.out is not None and (problem := _out_problem(args.out, run_dir, args.init_from)):
+    teacher = weights_dir() / "target.npz" if cfg is not None and cfg.teacher_share else None
+    if args.out is not None and (
+        problem := _out_problem(args.out, run_dir, args.init_from, teacher)
+    ):
         return problem
     try:  # the checkpoints go there: a folder that cannot take them would cost the run
         writable_folder(run_dir, name=f"--run-dir {run_dir}")
@@ -222,7 +242,7 @@ def run(args) -> int:
     run_dir = args.run_dir or Path("runs") / name
     try:
         cfg = _recipe(args, name)
-        problem = _path_problem(args, run_dir)
+        problem = _path_problem(args, run_dir, cfg)
     except ValueError as error:
         problem = str(error)
     if problem:
