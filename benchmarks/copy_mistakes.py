@@ -24,6 +24,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.copy_metrics import copy_probes
     from speclab.corpus import context_needs, load_corpus
     from speclab.paths import weights_dir
+    from speclab.student_files import shown
     from speclab.weights import load
 
 MISSED_BITS = np.log2(10)  # less than one chance in ten, as copy_gap's `missed`
@@ -78,7 +79,7 @@ def main() -> None:
     val = load_corpus()["val"]
     for path in args.weights:
         model = load(path)
-        print(f"== {path}: step {model.meta.get('trained_steps')}")
+        print(f"== {shown(str(path))}: step {model.meta.get('trained_steps')}")
         for far in (False, True):
             probes = copy_probes(val, model.config.n_ctx, far=far)
             found = repeat_bytes(model.params, model.config.n_head, probes)

@@ -22,6 +22,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.drafters import PromptLookupDrafter
     from speclab.paths import weights_dir
     from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
+    from speclab.student_files import shown
     from speclab.weights import load
 
 
@@ -41,7 +42,7 @@ def main() -> None:
     for path in args.weights:
         model = load(path)
         steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
-        print(f"== {path}: step {steps}, {bits} bits/byte")
+        print(f"== {shown(str(path))}: step {steps}, {bits} bits/byte")
         for scenario in load_scenarios():
             per_forward, shares, looping_bytes = [], [], []
             for prompt in scenario.prompts[: args.prompts]:

@@ -21,6 +21,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     )
     from speclab.corpus import load_corpus
     from speclab.decoding import greedy_decode
+    from speclab.student_files import shown
     from speclab.tokenizer import decode, encode
     from speclab.train import agreement
     from speclab.weights import load, load_draft, load_target
@@ -46,7 +47,7 @@ def main():
     for model in models:
         meta, config = model.meta, model.config
         n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))
-        print(f"== {model.name}: {config}, {n_params:,} parameters")
+        print(f"== {shown(model.name)}: {config}, {n_params:,} parameters")
         if "trained_steps" in meta:
             print(
                 f"   trained {meta['trained_steps']} steps in "

@@ -272,10 +272,28 @@ CONTENT_DAMAGE = {
 }
 
 
+def _claiming_more_than_it_holds(checkpoint):
+    """param/wte's .npy header rewritten to claim 2**36 floats (256 GiB), its data kept."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(checkpoint) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (2**36,)}
+    )
+    members["param/wte.npy"] = header.getvalue() + members["param/wte.npy"][128:]
+    with zipfile.ZipFile(checkpoint, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"not a zip file", "truncated", "no record", *CONTENT_DAMAGE],
-)
+    [b"", b"not a zip file", "truncated", "no record", "a header claiming 256 GiB",
+     *CONTENT_DAMAGE],
+)  # fmt: skip
 def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
     run_dir = tmp_path / "run"
     assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--stop-at", "3").returncode == 0
@@ -288,6 +306,8 @@ def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
         np.savez(checkpoint, **arrays)
     elif damage in CONTENT_DAMAGE:
         _rewritten(checkpoint, CONTENT_DAMAGE[damage])
+    elif damage == "a header claiming 256 GiB":  # not "not enough memory", and no 256 GiB taken
+        _claiming_more_than_it_holds(checkpoint)
     else:
         checkpoint.write_bytes(damage)
     result = run_train("smoke", "--smoke", "--run-dir", run_dir)
@@ -969,3 +989,18 @@ def test_sigterm_saves_the_step_like_ctrl_c(tmp_path):
     assert "stop signal (SIGTERM): stopping when this step is done" in err
     step = load_checkpoint(run_dir / "checkpoint.npz", with_overrides(RECIPES["smoke"], changes))[2]
     assert f"stopped: step {step} saved in" in out and step > 0
+
+
+def test_a_failed_start_leaves_no_empty_run_folder_and_a_bad_out_name_is_found_first(tmp_path):
+    """The run folder the command made is removed when the run fails before saving anything;
+    an --out name too long for the file system is refused before training."""
+    (tmp_path / "zero.npz").write_bytes(b"")
+    run_dir = tmp_path / "runs" / "new"
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--init-from",
+                       tmp_path / "zero.npz")  # fmt: skip
+    assert result.returncode == 1 and "damaged or not a speclab" in result.stderr
+    assert not run_dir.exists()
+    long_name = tmp_path / ("w" * 250 + ".npz")
+    result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--out", long_name)
+    assert result.returncode == 2 and "File name too long" in result.stderr, result.stderr
+    assert not run_dir.exists()

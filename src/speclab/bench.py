@@ -33,7 +33,7 @@ import numpy as np
 from speclab import gpt
 from speclab.gpt import GPTConfig, forward
 from speclab.kv_cache import KVCache
-from speclab.student_files import printable
+from speclab.student_files import printable, shown
 from speclab.timing import (
     Timings,
     blas_threads,
@@ -497,7 +497,7 @@ def run_forward(args) -> int:
     config, machine = model.config, report["machine"]
     verdict = "met" if ratio["met"] else "NOT met"
     print(
-        f"model {model.name}: {config.n_layer} layers, width {config.n_embd}, "
+        f"model {shown(model.name)}: {config.n_layer} layers, width {config.n_embd}, "
         f"{report['model']['dtype']}; n_past {args.n_past}, "
         f"{report['settings']['repeats']} interleaved rounds\n"
         f"{VERIFY_TOKENS}-token / 1-token cached forward: {ratio['median']:.2f} "

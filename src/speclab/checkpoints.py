@@ -22,6 +22,7 @@ Left out: older checkpoints (each one replaces the last), and growing anything b
 """
 
 import json
+import math
 import zipfile
 from dataclasses import asdict
 from pathlib import Path
@@ -70,6 +71,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     try:
         if not zipfile.is_zipfile(path):  # else numpy suggests loading it "unsafely" with pickle
             raise ValueError("not an .npz archive")
+        _check_member_sizes(path)
         with np.load(path, allow_pickle=False) as archive:
             record = json.loads(str(archive["record"]))
             saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
@@ -126,6 +128,24 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
         ) from None
     state = {"m": part["m"], "v": part["v"]} | ({"avg": part["avg"]} if part["avg"] else {})
     return params, state, step, rng, log
+
+
+def _check_member_sizes(path: Path) -> None:
+    """Each array's .npy header against the bytes its member holds, before numpy reads it:
+    numpy allocates what a header claims first, so a damaged header claiming 256 GiB would
+    be reported as too little memory (or take what it claims)."""
+    from speclab.weights import _read_header
+
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with archive.open(info) as handle:
+                shape, _, dtype = _read_header(handle)
+            claimed = math.prod(shape) * dtype.itemsize
+            if claimed > info.file_size:
+                raise ValueError(f"member {info.filename!r} claims {claimed:,} bytes of data "
+                                 f"and holds {info.file_size:,}")  # fmt: skip
 
 
 def is_weights_file(path: Path) -> bool:

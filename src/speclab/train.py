@@ -190,9 +190,26 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     Given a weights file instead (no optimiser state), the run starts at step 0 from them;
     a model with fewer layers than the recipe is grown first (speclab.checkpoints.grown).
     """
+    made = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
-    with _only_run_in(run_dir):
-        return _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from)
+    try:
+        with _only_run_in(run_dir):
+            return _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from)
+    except BaseException:
+        if made:
+            remove_if_unused(run_dir)
+        raise
+
+
+def remove_if_unused(run_dir: Path) -> None:
+    """Remove a run folder that a failed start left holding nothing but its lock file, so
+    that no empty run folder is left behind for the next try to trip on."""
+    try:
+        if {p.name for p in run_dir.iterdir()} <= {".lock"}:
+            (run_dir / ".lock").unlink(missing_ok=True)
+            run_dir.rmdir()
+    except OSError:  # gone already, or not ours to remove: leave it
+        pass
 
 
 @contextlib.contextmanager

@@ -21,8 +21,8 @@ from speclab.paths import weights_dir
 from speclab.recipe import RECIPES, TrainConfig
 from speclab.report_files import writable_folder
 from speclab.student_files import printable
-from speclab.train import train
-from speclab.weights import config_problem
+from speclab.train import remove_if_unused, train
+from speclab.weights import config_problem, temporary_beside
 
 
 def add_arguments(parser):
@@ -159,8 +159,9 @@ def _out_problem(out: Path, run_dir: Path, init_from: Path | None,
         return f"--out {out} exists and is not a speclab weights file; it is left as it is"
     try:
         writable_folder(out.parent, name=f"--out {out}: its folder {out.parent}")
+        temporary_beside(out).unlink()  # the export's own temporary name (too long a name?)
     except OSError as error:
-        return str(error)
+        return str(error) if not error.strerror else f"--out {out}: {error.strerror}"
     return None
 
 
@@ -240,6 +241,15 @@ def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
 def run(args) -> int:
     name = "smoke" if args.smoke else args.recipe
     run_dir = args.run_dir or Path("runs") / name
+    new_run_dir = not run_dir.exists() and not run_dir.is_symlink()  # the checks below make it
+    try:
+        return _run(args, name, run_dir)
+    finally:
+        if new_run_dir and run_dir.is_dir():  # a failed start: no empty folder left behind
+            remove_if_unused(run_dir)
+
+
+def _run(args, name: str, run_dir: Path) -> int:
     try:
         cfg = _recipe(args, name)
         problem = _path_problem(args, run_dir, cfg)
