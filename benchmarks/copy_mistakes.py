@@ -62,12 +62,18 @@ def report(name: str, found: dict) -> None:
     print(f"   {name}: {bits.mean():.3f} bits a byte over {bits.size:,} repeat bytes, "
           f"{bits[place >= 4].mean():.3f} past the first 4; {missed.sum()} missed ({missed.mean():.1%})")  # fmt: skip
     print("     mean bits at the repeat's bytes 0-7: "
-          + " ".join(f"{bits[place == i].mean():.2f}" for i in range(8)))  # fmt: skip
+          + " ".join(f"{bits[place == i].mean():.2f}" if (place == i).any() else "-"
+                     for i in range(8)))  # fmt: skip
     print("     missed by place in the repeat: " + ", ".join(
         f"bytes {label(lo, hi)}: {missed[band(place, lo, hi)].sum()}" for lo, hi in PLACES))  # fmt: skip
     print("     missed by the bytes of context a copier needs: " + ", ".join(
-        f"{label(lo, hi)}: {missed[band(need, lo, hi)].mean():.1%} of {band(need, lo, hi).sum():,}"
+        f"{label(lo, hi)}: {share(missed[band(need, lo, hi)])} of {band(need, lo, hi).sum():,}"
         for lo, hi in NEEDS))  # fmt: skip
+
+
+def share(flags: np.ndarray) -> str:
+    """The share of True as a percentage; a dash for no bytes at all (short probes)."""
+    return f"{flags.mean():.1%}" if flags.size else "-"
 
 
 def main() -> None:
