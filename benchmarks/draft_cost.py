@@ -1,8 +1,9 @@
 """What one step of a draft model costs, as a share of a target step, for draft shapes.
 
 Times one cached forward of one token (the step a drafter takes k times a round) for the
-shipped target, the shipped draft and untrained models of other draft shapes, interleaved
-on one BLAS thread at the same cached length. Two "skeletons" (1 and 2 layers of width
+shipped target (float64) and the shipped draft and untrained models of other draft shapes
+(float32, as the draft drafts: speclab.weights.DRAFT_DTYPE), interleaved on one BLAS thread at
+the same cached length. Two "skeletons" (1 and 2 layers of width
 n_head, so d_head = 1) make every numpy call a real block makes on arrays of almost no
 numbers: their step is the fixed cost of those calls, the least any draft of that depth can
 cost in this numpy forward, however narrow. A draft must have two layers to copy (one layer
@@ -26,7 +27,14 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.paths import bench_dir, weights_dir
     from speclab.report_files import writable_folder, write_together
     from speclab.timing import blas_threads, describe_blas, load_text, machine_record, model_record
-    from speclab.weights import file_sha256, load, load_draft, load_target, random_model
+    from speclab.weights import (
+        DRAFT_DTYPE,
+        file_sha256,
+        load,
+        load_draft,
+        load_target,
+        random_model,
+    )
 
 # (layers, heads, width) of the untrained drafts timed beside the shipped two.
 SHAPES = [(1, 4, 64), (2, 4, 32), (2, 4, 128), (3, 4, 64)]
@@ -56,7 +64,7 @@ def main() -> int:
     files = {"target": args.target or weights_dir() / "target.npz",
              "draft": args.draft or weights_dir() / "draft.npz"}  # fmt: skip
     target = load(args.target) if args.target else load_target()
-    draft = load(args.draft) if args.draft else load_draft()
+    draft = load(args.draft, dtype=DRAFT_DTYPE) if args.draft else load_draft()  # float32
     n_ctx = min(target.config.n_ctx, draft.config.n_ctx)
     if args.n_past + 1 > n_ctx:
         parser.error(f"--n-past must be below the models' context, {n_ctx}")
@@ -65,11 +73,11 @@ def main() -> int:
     kinds = {"target": "trained", "draft": "trained"}
     for n_layer, n_head, n_embd in SHAPES:
         models[f"{n_layer} layer{'s' * (n_layer > 1)} x {n_embd}"] = random_model(
-            GPTConfig(n_layer, n_head, n_embd, n_ctx), rng
+            GPTConfig(n_layer, n_head, n_embd, n_ctx), rng, dtype=DRAFT_DTYPE
         )
     for n_layer in SKELETON_DEPTHS:
         shape = GPTConfig(n_layer, draft.config.n_head, draft.config.n_embd, n_ctx)
-        skeleton = skeleton_model(shape, rng)  # width n_head: d_head = 1
+        skeleton = skeleton_model(shape, rng, dtype=DRAFT_DTYPE)  # width n_head: d_head = 1
         name = f"{n_layer} layer{'s' * (n_layer > 1)} x {skeleton.config.n_embd}"
         models[name], kinds[name] = skeleton, "skeleton"
     with blas_threads(1):  # threads cost more than they give on matrices this small

@@ -42,7 +42,8 @@ def main():
     val = corpus["val"]
     functions = held_out_functions(val, corpus["train"])
     all_functions = held_out_functions(val, corpus["train"], n=None)  # 8 functions are few
-    models = [load(path) for path in args.weights] or [load_target(), load_draft()]
+    # measured in float64, as they were trained to be measured (the draft drafts in float32)
+    models = [load(path) for path in args.weights] or [load_target(), load_draft(np.float64)]
     target = load_target(np.float32)
     for model in models:
         meta, config = model.meta, model.config

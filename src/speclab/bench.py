@@ -275,14 +275,14 @@ def numpy_call_seconds(rng: np.random.Generator, n_calls: int = 500, repeats: in
     return float(np.median(measured["tiny"]) / n_calls)
 
 
-def skeleton_model(config: GPTConfig, rng: np.random.Generator) -> Model:
+def skeleton_model(config: GPTConfig, rng: np.random.Generator, dtype=np.float64) -> Model:
     """A model with the same blocks, heads and context, but width n_head (d_head = 1).
 
     It makes every numpy call the real model makes, on arrays with almost no numbers:
     its forward time is (nearly) the fixed cost of those calls.
     """
     shape = GPTConfig(config.n_layer, config.n_head, config.n_head, config.n_ctx, config.n_vocab)
-    return random_model(shape, rng)
+    return random_model(shape, rng, dtype=dtype)
 
 
 def forward_times(

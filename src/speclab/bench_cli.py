@@ -21,7 +21,7 @@ from speclab.report_files import writable_folder
 from speclab.scenarios import load_scenarios
 from speclab.student_files import printable
 from speclab.timing import describe_blas, load_average
-from speclab.weights import load
+from speclab.weights import DRAFT_DTYPE, load
 
 
 def add_arguments(parser):
@@ -33,7 +33,7 @@ def add_arguments(parser):
     parser.add_argument("--weights", type=path_argument, default=None,
                         help="weights file to time (default: the shipped target)")  # fmt: skip
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                        help="compute dtype (decoding uses float64)")  # fmt: skip
+                        help="the target's compute dtype (decoding uses float64; the draft model float32)")  # fmt: skip
     parser.add_argument("--n-past", type=int, default=None,
                         help="forward: cached positions before the new ones (default 256)")  # fmt: skip
     parser.add_argument(
@@ -149,7 +149,8 @@ def run_decode(args) -> int:
         target_path = args.weights or weights_dir() / "target.npz"
         draft_path = args.draft_weights or weights_dir() / "draft.npz"
         target = load(target_path, dtype=dtype)
-        draft = load(draft_path, dtype=dtype) if "model" in settings.drafters else None
+        draft_dtype = DRAFT_DTYPE if dtype == np.float64 else dtype  # the draft: float32
+        draft = load(draft_path, dtype=draft_dtype) if "model" in settings.drafters else None
         if args.draft_weights is not None and draft is None:
             print(printable(f"note: --draft-weights {args.draft_weights} is not used: only the "
                             "lookup drafter runs (add --drafter model)"), file=sys.stderr)  # fmt: skip

@@ -23,7 +23,7 @@ from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
 from speclab.render import legend_ansi, render_ansi
 from speclab.student_files import printable
 from speclab.tokenizer import decode, encode
-from speclab.weights import load, load_draft, load_target
+from speclab.weights import DRAFT_DTYPE, load, load_draft, load_target
 
 _FUNCTION = '''def moving_average(values, window):
     """Return the mean of every run of `window` neighbouring values."""
@@ -178,8 +178,10 @@ def _for_console(text: str) -> str:
 
 
 def _load(path, default_loader, what: str):
-    try:
-        return load(path) if path is not None else default_loader()
+    try:  # a file given loads as the default one does: the draft in float32, the target float64
+        if path is not None:
+            return load(path, **({"dtype": DRAFT_DTYPE} if what == "draft" else {}))
+        return default_loader()
     except FileNotFoundError as error:
         hint = "" if path is not None else f" (train it: speclab train {what})"
         raise DemoError(f"{error}{hint}", status=1) from None

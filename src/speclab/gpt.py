@@ -20,6 +20,8 @@ several positions may round differently from one over a single position (BLAS ta
 code paths). In float64 those differences are ~1e-16 of the logits, so two candidates would
 have to tie to ~15 digits to swap; in float32 (~1e-7) near-ties do happen in long runs.
 The wider dtype costs time (lesson 04b measures how much); exact agreement is worth it here.
+The draft model drafts in float32 (`speclab.weights.load_draft`): it only proposes, and the
+target decides every token, so its rounding moves how many drafts are kept, not the output.
 
 Left out: dropout, training (see `speclab.train`; its forward and backward are
 `speclab.backprop`'s, checked against this one), batching of several sequences, and BPE.
