@@ -39,7 +39,11 @@ PROMPTS = {
 
 @pytest.fixture(scope="module")
 def models():
-    return load_target(), load_draft()
+    target, draft = load_target(), load_draft()
+    # as every decoder uses them: the target in float64, the draft (which only proposes) in
+    # float32, so these runs check that a float32 draft leaves the output greedy's
+    assert target.params["wte"].dtype == np.float64 and draft.params["wte"].dtype == np.float32
+    return target, draft
 
 
 def drafter(name: str, draft_model):
