@@ -272,8 +272,9 @@ CONTENT_DAMAGE = {
 }
 
 
-def _claiming_more_than_it_holds(checkpoint):
-    """param/wte's .npy header rewritten to claim 2**36 floats (256 GiB), its data kept."""
+def _claiming_more_than_it_holds(checkpoint, suffix=".npy"):
+    """param/wte's .npy header rewritten to claim 2**36 floats (256 GiB), its data kept,
+    under the name param/wte + suffix (numpy reads a member without .npy too)."""
     import io
     import zipfile
 
@@ -283,7 +284,7 @@ def _claiming_more_than_it_holds(checkpoint):
     np.lib.format.write_array_header_1_0(
         header, {"descr": "<f4", "fortran_order": False, "shape": (2**36,)}
     )
-    members["param/wte.npy"] = header.getvalue() + members["param/wte.npy"][128:]
+    members["param/wte" + suffix] = header.getvalue() + members.pop("param/wte.npy")[128:]
     with zipfile.ZipFile(checkpoint, "w") as archive:
         for name, data in members.items():
             archive.writestr(name, data)
@@ -292,7 +293,7 @@ def _claiming_more_than_it_holds(checkpoint):
 @pytest.mark.parametrize(
     "damage",
     [b"", b"not a zip file", "truncated", "no record", "a header claiming 256 GiB",
-     *CONTENT_DAMAGE],
+     "a member named without .npy", *CONTENT_DAMAGE],
 )  # fmt: skip
 def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
     run_dir = tmp_path / "run"
@@ -308,6 +309,8 @@ def test_a_damaged_checkpoint_is_refused_with_a_message(tmp_path, damage):
         _rewritten(checkpoint, CONTENT_DAMAGE[damage])
     elif damage == "a header claiming 256 GiB":  # not "not enough memory", and no 256 GiB taken
         _claiming_more_than_it_holds(checkpoint)
+    elif damage == "a member named without .npy":  # numpy reads it all the same
+        _claiming_more_than_it_holds(checkpoint, suffix="")
     else:
         checkpoint.write_bytes(damage)
     result = run_train("smoke", "--smoke", "--run-dir", run_dir)
@@ -985,7 +988,7 @@ def test_sigterm_saves_the_step_like_ctrl_c(tmp_path):
     time.sleep(0.2)
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=120)
-    assert process.returncode != 0 and "Traceback" not in err, err
+    assert process.returncode == 143 and "Traceback" not in err, err  # SIGTERM's own status
     assert "stop signal (SIGTERM): stopping when this step is done" in err
     step = load_checkpoint(run_dir / "checkpoint.npz", with_overrides(RECIPES["smoke"], changes))[2]
     assert f"stopped: step {step} saved in" in out and step > 0
@@ -1000,6 +1003,15 @@ def test_a_failed_start_leaves_no_empty_run_folder_and_a_bad_out_name_is_found_f
                        tmp_path / "zero.npz")  # fmt: skip
     assert result.returncode == 1 and "damaged or not a speclab" in result.stderr
     assert not run_dir.exists()
+    nested = tmp_path / "a" / "b" / "c"  # every folder the command made goes, not only the last
+    result = run_train(
+        "smoke", "--smoke", "--run-dir", nested, "--init-from", tmp_path / "zero.npz"
+    )
+    assert result.returncode == 1 and not (tmp_path / "a").exists()
+    (tmp_path / "mine").mkdir()  # a folder the user made stays, empty or not
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "mine", "--init-from",
+                       tmp_path / "zero.npz")  # fmt: skip
+    assert result.returncode == 1 and (tmp_path / "mine").is_dir()
     long_name = tmp_path / ("w" * 250 + ".npz")
     result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--out", long_name)
     assert result.returncode == 2 and "File name too long" in result.stderr, result.stderr

@@ -71,7 +71,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     try:
         if not zipfile.is_zipfile(path):  # else numpy suggests loading it "unsafely" with pickle
             raise ValueError("not an .npz archive")
-        _check_member_sizes(path)
+        _check_members(path, None)  # the record, read first
         with np.load(path, allow_pickle=False) as archive:
             record = json.loads(str(archive["record"]))
             saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
@@ -83,6 +83,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                     f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
                     f"{advice}"
                 )
+            _check_members(path, GPTConfig(*(cfg.__dict__[k] for k in shape)))  # then the arrays
             part = {key: {} for key in ("param", "m", "v", "avg")}
             for name in archive.files:
                 if "/" in name:
@@ -130,22 +131,38 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     return params, state, step, rng, log
 
 
-def _check_member_sizes(path: Path) -> None:
-    """Each array's .npy header against the bytes its member holds, before numpy reads it:
-    numpy allocates what a header claims first, so a damaged header claiming 256 GiB would
-    be reported as too little memory (or take what it claims)."""
-    from speclab.weights import _read_header
+MAX_RECORD_BYTES = 2**28  # the JSON record (recipe, log): a long run's is well under 1 MB
 
+
+def _check_members(path: Path, config: GPTConfig | None) -> None:
+    """Each member's .npy header against what a checkpoint of config holds, before numpy
+    reads it: numpy allocates what a header claims first, so a damaged header claiming 256
+    GiB would be reported as too little memory, or take what it claims. config None: only
+    the record (read before the recipe, and so the shapes, are known)."""
+    from speclab.weights import _read_header, param_shapes
+
+    expected = param_shapes(config) if config is not None else {}
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
-            if not info.filename.endswith(".npy"):
+            name = info.filename.removesuffix(".npy")
+            kind, _, key = name.partition("/")
+            if config is None and name != "record":
                 continue
+            if name != "record" and (kind not in ("param", "m", "v", "avg") or key not in expected):
+                raise ValueError(
+                    f"member {info.filename!r} is not part of a checkpoint of {config}"
+                )
             with archive.open(info) as handle:
                 shape, _, dtype = _read_header(handle)
-            claimed = math.prod(shape) * dtype.itemsize
-            if claimed > info.file_size:
-                raise ValueError(f"member {info.filename!r} claims {claimed:,} bytes of data "
-                                 f"and holds {info.file_size:,}")  # fmt: skip
+            if name == "record":
+                if math.prod(shape) * dtype.itemsize > MAX_RECORD_BYTES:
+                    raise ValueError(
+                        f"its record claims {math.prod(shape) * dtype.itemsize:,} bytes"
+                    )
+            elif shape != expected[key]:
+                raise ValueError(f"{name} has shape {shape}, the recipe's model {expected[key]}")
+            elif dtype.itemsize > 8:
+                raise ValueError(f"{name} has dtype {dtype}")
 
 
 def is_weights_file(path: Path) -> bool:

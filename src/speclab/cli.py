@@ -51,6 +51,11 @@ def build_parser():
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """Stopped by SIGTERM (`kill`, `timeout`) where a command catches it to stop cleanly, as
+    `speclab train` does: reported as "interrupted", with SIGTERM's status 143."""
+
+
 def console() -> int:
     """The `speclab` command: main(), and after a Ctrl-C no traceback from a second one
     while Python shuts down."""
@@ -88,9 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): still say so
             raise KeyboardInterrupt
         return status
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         print("interrupted", file=sys.stderr)
-        return 130
+        return 143 if isinstance(error, Terminated) else 130
     except BrokenPipeError:
         _silence_stdout()
         return 141  # as a command that the closed pipe's SIGPIPE ended

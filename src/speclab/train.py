@@ -46,6 +46,7 @@ from speclab.checkpoints import (
     save_checkpoint,
     start_from_weights,
 )
+from speclab.cli import Terminated
 from speclab.copy_metrics import (
     PROBES,
     SNIPPET_BYTES,
@@ -325,7 +326,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
             shown["average_copied"] = entry["average"]["copy"]["bytes_copied"]
         bar.write(json.dumps(shown))
 
-    ctrl_c, restore_ctrl_c = _ctrl_c_after_the_step()
+    ctrl_c, restore_ctrl_c, stop = _ctrl_c_after_the_step()
     try:  # the bar closed on the way out, Ctrl-C too: not redrawn after "interrupted"
         while step < last_step:
             n_seq = row_length(step, cfg)
@@ -379,7 +380,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
                 bar.write(f"stopped: step {step} saved in {checkpoint}; the same command goes "
                           "on from there")  # fmt: skip
-                raise KeyboardInterrupt
+                raise stop()
     finally:
         restore_ctrl_c()
         bar.close()
@@ -406,7 +407,7 @@ def _ctrl_c_after_the_step():
 
     def note(signum, frame):
         if pressed:
-            raise KeyboardInterrupt
+            raise Terminated if signum != signal.SIGINT else KeyboardInterrupt
         pressed.append(signum)
         what = "Ctrl-C" if signum == signal.SIGINT else "stop signal (SIGTERM)"
         print(f"\n{what}: stopping when this step is done (Ctrl-C again: at once, unsaved)",
@@ -431,7 +432,10 @@ def _ctrl_c_after_the_step():
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
-    return (lambda: bool(pressed)), restore
+    def stop():  # how the run stops once the step is saved
+        return Terminated() if pressed and pressed[0] != signal.SIGINT else KeyboardInterrupt()
+
+    return (lambda: bool(pressed)), restore, stop
 
 
 def record_changes(log: dict, cfg: TrainConfig, step: int, new_run: bool = False) -> None:

@@ -9,12 +9,13 @@ the steps, the time and the held-out bits per byte. Every problem is one line an
 import errno
 import math
 import os
+import signal
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from speclab.checkpoints import is_weights_file
-from speclab.cli import path_argument
+from speclab.cli import Terminated, path_argument
 from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
@@ -241,12 +242,45 @@ def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
 def run(args) -> int:
     name = "smoke" if args.smoke else args.recipe
     run_dir = args.run_dir or Path("runs") / name
-    new_run_dir = not run_dir.exists() and not run_dir.is_symlink()  # the checks below make it
+    made = _first_missing(run_dir)  # the outermost folder the checks below will make
+    previous = _stop_cleanly_on_sigterm()  # until training takes it over: a stop in start-up
     try:
         return _run(args, name, run_dir)
     finally:
-        if new_run_dir and run_dir.is_dir():  # a failed start: no empty folder left behind
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if made is not None and run_dir.is_dir():  # a failed start: no empty folders left
             remove_if_unused(run_dir)
+            for folder in run_dir.parents:
+                try:
+                    if folder == made.parent or any(folder.iterdir()):
+                        break
+                    folder.rmdir()
+                except OSError:  # gone, or not ours to remove after all: leave it
+                    break
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost of path and its parents that does not exist yet, or None."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists() or folder.is_symlink():
+            break
+        missing = folder
+    return missing
+
+
+def _stop_cleanly_on_sigterm():
+    """SIGTERM (`kill`, `timeout`) raises Terminated, so that the clean-up runs as after a
+    Ctrl-C; returns the handler it replaced (None where it cannot be set)."""
+
+    def terminated(signum, frame):
+        raise Terminated
+
+    try:
+        return signal.signal(signal.SIGTERM, terminated) or signal.SIG_DFL
+    except (AttributeError, ValueError, OSError):  # no SIGTERM, or not the main thread
+        return None
 
 
 def _run(args, name: str, run_dir: Path) -> int:
