@@ -571,10 +571,15 @@ def test_a_bad_hard_copy_setting_is_refused(setting):
         with_overrides(TrainConfig(), [setting])
 
 
-def test_a_diverging_run_stops_with_a_message_and_saves_no_broken_checkpoint(tmp_path):
-    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--set", "lr=1e308")
+@pytest.mark.parametrize(
+    ("lr", "what"),
+    [("1e308", "at step 1: the weights became infinite"), ("1e6", "the held-out loss became nan")],
+)  # 1e6: the weights stay finite, the model's predictions do not
+def test_a_diverging_run_stops_with_a_message_and_saves_no_broken_checkpoint(tmp_path, lr, what):
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--set", f"lr={lr}")
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "training diverged at step 1" in result.stderr and "lower --set lr" in result.stderr
+    assert "training diverged" in result.stderr and what in result.stderr, result.stderr
+    assert "lower --set lr" in result.stderr
     assert not (tmp_path / "run" / "checkpoint.npz").exists()
 
 

@@ -308,6 +308,10 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         """Measure, log, checkpoint and export the run at step (a validation)."""
         entry = {"step": step, "seconds": round(elapsed, 1)} | training
         entry |= measure(params, cfg, config, corpus["val"], probes, functions, teacher)
+        if not math.isfinite(entry["val_bits_per_byte"]):  # finite weights, useless model
+            bar.close()
+            what = f"the held-out loss became {entry['val_bits_per_byte']}"
+            raise ValueError(_diverged(step - 1, what, learning_rate(step - 1, cfg), checkpoint))
         if loop_ema is not None:
             entry["own_loop_share_ema"] = round(float(loop_ema), 3)
         if cfg.average_from and step >= cfg.average_from:
