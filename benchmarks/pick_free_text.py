@@ -18,7 +18,7 @@ from speclab.cli import importing, path_argument, run_script
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.decoding import greedy_decode
     from speclab.paths import prompts_dir
-    from speclab.report_files import csv_text, writable_folder, write_together
+    from speclab.report_files import csv_text, writable_folder, writable_name, write_together
     from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
     from speclab.tokenizer import decode, encode
     from speclab.weights import load, load_target
@@ -81,6 +81,7 @@ def main() -> int:
     writable_folder(
         args.out.parent, name=f"--out {args.out}: its folder {args.out.parent}"
     )  # now, not after decoding
+    writable_name(args.out, f"--out {args.out}")
     model = load(args.weights) if args.weights else load_target()
     rows = rank(model, load_scenario(args.candidates))
     write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was

@@ -300,4 +300,9 @@ def test_pick_free_text_writes_only_its_own_ranking(tmp_path):
     )  # fmt: skip
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert "is the --candidates file" in run.stderr.splitlines()[-1]
+    too_long = tmp_path / ("x" * 250 + ".csv")  # found before the decoding, not after it
+    run = subprocess.run([sys.executable, str(FOLDER / "pick_free_text.py"), "--out", str(too_long)],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 1 and "cannot write a file of that name" in run.stderr
+    assert "target:" not in run.stdout
     assert precious.read_text(encoding="utf-8") == "name,mark\nalice,9\n"

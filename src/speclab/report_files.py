@@ -45,6 +45,21 @@ def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] =
     return out
 
 
+def writable_name(path: Path, name: str) -> None:
+    """Try the temporary name write_together will use beside path (made and removed at
+    once); OSError naming the problem, e.g. a name too long for the file system."""
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise OSError(
+            f"{name}: cannot write a file of that name ({error.strerror or error})"
+        ) from None
+    os.close(handle)
+    os.unlink(temporary)
+
+
 def csv_text(rows: list[dict], fields: list[str]) -> str:
     """The CSV of rows (one dict each, keys beyond fields ignored), made in memory."""
     buffer = io.StringIO(newline="")
