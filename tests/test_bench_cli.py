@@ -167,3 +167,21 @@ def test_draft_weights_unused_by_the_lookup_drafter_are_named(tmp_path, capsys):
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert f"note: --draft-weights {tmp_path / 'not-read.npz'} is not used" in err
+
+
+def test_a_failed_benchmark_leaves_no_empty_out_folder(tmp_path, capsys):
+    out = tmp_path / "new" / "reports"  # both made by the checks, both gone after the failure
+    argv = [
+        "bench",
+        "forward",
+        "--quick",
+        "--weights",
+        str(tmp_path / "none.npz"),
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 1 and "no weights file" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "kept").mkdir()  # a folder that was there stays
+    argv[-1] = str(tmp_path / "kept")
+    assert main(argv) == 1 and (tmp_path / "kept").is_dir()

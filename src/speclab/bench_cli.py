@@ -17,7 +17,7 @@ from speclab import bench, bench_decode
 from speclab.cli import path_argument
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
-from speclab.report_files import writable_folder
+from speclab.report_files import first_missing, remove_empty_folders, writable_folder
 from speclab.scenarios import load_scenarios
 from speclab.student_files import printable
 from speclab.timing import describe_blas, load_average
@@ -99,12 +99,16 @@ def option_problem(args) -> str | None:
 
 
 def run(args) -> int:
-    if problem := option_problem(args):
-        print(printable(f"speclab bench {args.what}: {problem}"), file=sys.stderr)
-        return 2
-    if args.what == "decode":
-        return run_decode(args)
-    return bench.run_forward(args)
+    made = first_missing(args.out or bench_dir())  # the checks make --out: gone if it stays empty
+    try:
+        if problem := option_problem(args):
+            print(printable(f"speclab bench {args.what}: {problem}"), file=sys.stderr)
+            return 2
+        if args.what == "decode":
+            return run_decode(args)
+        return bench.run_forward(args)
+    finally:
+        remove_empty_folders(args.out or bench_dir(), made)
 
 
 def add_decode_arguments(parser):

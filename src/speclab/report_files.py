@@ -45,6 +45,32 @@ def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] =
     return out
 
 
+def first_missing(path: Path) -> Path | None:
+    """The outermost of path and its parents that does not exist yet, or None."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists() or folder.is_symlink():
+            break
+        missing = folder
+    return missing
+
+
+def remove_empty_folders(folder: Path, made: Path | None) -> None:
+    """Remove folder and its parents up to made (the outermost one a command made) while they
+    are empty: a command that failed leaves no empty folders behind."""
+    if made is None:
+        return
+    for each in (folder, *folder.parents):
+        try:
+            if any(each.iterdir()):
+                return
+            each.rmdir()
+        except OSError:  # gone already, or not ours to remove: leave it
+            return
+        if each == made:
+            return
+
+
 def writable_name(path: Path, name: str) -> None:
     """Try the temporary name write_together will use beside path (made and removed at
     once); OSError naming the problem, e.g. a name too long for the file system."""

@@ -20,7 +20,7 @@ from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
 from speclab.recipe import RECIPES, TrainConfig
-from speclab.report_files import writable_folder
+from speclab.report_files import first_missing, remove_empty_folders, writable_folder
 from speclab.student_files import printable
 from speclab.train import remove_if_unused, train
 from speclab.weights import config_problem, temporary_beside
@@ -242,7 +242,7 @@ def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
 def run(args) -> int:
     name = "smoke" if args.smoke else args.recipe
     run_dir = args.run_dir or Path("runs") / name
-    made = _first_missing(run_dir)  # the outermost folder the checks below will make
+    made = first_missing(run_dir)  # the outermost folder the checks below will make
     previous = _stop_cleanly_on_sigterm()  # until training takes it over: a stop in start-up
     try:
         return _run(args, name, run_dir)
@@ -251,23 +251,8 @@ def run(args) -> int:
             signal.signal(signal.SIGTERM, previous)
         if made is not None and run_dir.is_dir():  # a failed start: no empty folders left
             remove_if_unused(run_dir)
-            for folder in run_dir.parents:
-                try:
-                    if folder == made.parent or any(folder.iterdir()):
-                        break
-                    folder.rmdir()
-                except OSError:  # gone, or not ours to remove after all: leave it
-                    break
-
-
-def _first_missing(path: Path) -> Path | None:
-    """The outermost of path and its parents that does not exist yet, or None."""
-    missing = None
-    for folder in (path, *path.parents):
-        if folder.exists() or folder.is_symlink():
-            break
-        missing = folder
-    return missing
+            if not run_dir.exists() and run_dir != made:  # and the empty folders above it
+                remove_empty_folders(run_dir.parent, made)
 
 
 def _stop_cleanly_on_sigterm():
