@@ -60,7 +60,6 @@ def main() -> int:
         parser.error(f"--repeats must be at most {MAX_REPEATS:,}, got {args.repeats:,}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
-    out = writable_folder(args.out or bench_dir(), files=("draft_cost.json",))  # before timing
     files = {"target": args.target or weights_dir() / "target.npz",
              "draft": args.draft or weights_dir() / "draft.npz"}  # fmt: skip
     target = load(args.target) if args.target else load_target()
@@ -68,6 +67,8 @@ def main() -> int:
     n_ctx = min(target.config.n_ctx, draft.config.n_ctx)
     if args.n_past + 1 > n_ctx:
         parser.error(f"--n-past must be below the models' context, {n_ctx}")
+    # after the models (a bad --target makes no folder), before the timing
+    out = writable_folder(args.out or bench_dir(), files=("draft_cost.json",))
     rng = np.random.default_rng(args.seed)
     models = {"target": target, "draft": draft}
     kinds = {"target": "trained", "draft": "trained"}
