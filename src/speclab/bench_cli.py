@@ -153,8 +153,8 @@ def run_decode(args) -> int:
         target_path = args.weights or weights_dir() / "target.npz"
         draft_path = args.draft_weights or weights_dir() / "draft.npz"
         target = load(target_path, dtype=dtype)
-        draft_dtype = DRAFT_DTYPE if dtype == np.float64 else dtype  # the draft: float32
-        draft = load(draft_path, dtype=draft_dtype) if "model" in settings.drafters else None
+        # the draft in float32 whatever --dtype says: it only proposes (speclab.weights)
+        draft = load(draft_path, dtype=DRAFT_DTYPE) if "model" in settings.drafters else None
         if args.draft_weights is not None and draft is None:
             print(printable(f"note: --draft-weights {args.draft_weights} is not used: only the "
                             "lookup drafter runs (add --drafter model)"), file=sys.stderr)  # fmt: skip

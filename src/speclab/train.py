@@ -58,6 +58,7 @@ from speclab.copy_metrics import (
 from speclab.corpus import batch, load_corpus
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
+from speclab.report_files import first_missing, remove_empty_folders
 from speclab.weights import file_sha256, flatten, init_params, save, unflatten
 
 # --- the loop penalty --------------------------------------------------------------------
@@ -191,26 +192,28 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     Given a weights file instead (no optimiser state), the run starts at step 0 from them;
     a model with fewer layers than the recipe is grown first (speclab.checkpoints.grown).
     """
-    made = not run_dir.exists()
+    made = first_missing(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
         with _only_run_in(run_dir):
             return _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from)
     except BaseException:
-        if made:
-            remove_if_unused(run_dir)
+        remove_if_unused(run_dir, made)
         raise
 
 
-def remove_if_unused(run_dir: Path) -> None:
-    """Remove a run folder that a failed start left holding nothing but its lock file, so
-    that no empty run folder is left behind for the next try to trip on."""
+def remove_if_unused(run_dir: Path, made: Path | None) -> None:
+    """After a failed start: the lock file, if that is all run_dir holds, then every folder
+    up to made (the outermost one this run made) that is left empty, so that no empty run
+    folder is left behind for the next try to trip on. made None: nothing was made."""
+    if made is None:
+        return
     try:
-        if {p.name for p in run_dir.iterdir()} <= {".lock"}:
-            (run_dir / ".lock").unlink(missing_ok=True)
-            run_dir.rmdir()
+        if [p.name for p in run_dir.iterdir()] == [".lock"]:
+            (run_dir / ".lock").unlink()
     except OSError:  # gone already, or not ours to remove: leave it
-        pass
+        return
+    remove_empty_folders(run_dir, made)
 
 
 @contextlib.contextmanager

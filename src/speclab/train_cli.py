@@ -20,7 +20,7 @@ from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
 from speclab.recipe import RECIPES, TrainConfig
-from speclab.report_files import first_missing, remove_empty_folders, writable_folder
+from speclab.report_files import first_missing, writable_folder
 from speclab.student_files import printable
 from speclab.train import remove_if_unused, train
 from speclab.weights import config_problem, temporary_beside
@@ -249,10 +249,7 @@ def run(args) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        if made is not None and run_dir.is_dir():  # a failed start: no empty folders left
-            remove_if_unused(run_dir)
-            if not run_dir.exists() and run_dir != made:  # and the empty folders above it
-                remove_empty_folders(run_dir.parent, made)
+        remove_if_unused(run_dir, made)  # a failed start: no empty folders left behind
 
 
 def _stop_cleanly_on_sigterm():
