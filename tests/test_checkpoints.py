@@ -7,7 +7,7 @@ import pytest
 
 from speclab.gpt import GPTConfig, forward
 from speclab.recipe import RECIPES
-from speclab.weights import init_params
+from speclab.weights import flatten, init_params
 
 
 def test_the_kept_checkpoint_resumes_with_the_current_recipe():
@@ -77,3 +77,54 @@ def test_a_deeply_nested_checkpoint_record_is_called_damaged(tmp_path):
     np.savez(checkpoint, record=np.array("[" * 100_000 + "]" * 100_000))
     with pytest.raises(ValueError, match="damaged or not a speclab training checkpoint"):
         load_checkpoint(checkpoint, RECIPES["smoke"])
+
+
+def _forward_with_logits_scaled(params, config, tokens, layer_scaled, head_scaled, factor):
+    """GPT-2's forward written out, multiplying one head's attention logits by factor: the
+    oracle for scale_attention, which changes the weights instead."""
+    from speclab.gpt import ffn, layer_norm, softmax
+
+    n_seq, d_head = len(tokens), config.n_embd // config.n_head
+    x = params["wte"][tokens] + params["wpe"][:n_seq]
+    future = np.triu(np.ones((n_seq, n_seq), dtype=bool), 1)
+    for layer, block in enumerate(params["h"]):
+        qkv = layer_norm(x, **block["ln_1"]) @ block["attn"]["c_attn"]["w"]
+        qkv = qkv + block["attn"]["c_attn"]["b"]
+        heads = []
+        for head in range(config.n_head):
+            q, k, v = (qkv[:, part * config.n_embd + head * d_head :][:, :d_head]
+                       for part in range(3))  # fmt: skip
+            logits = q @ k.T / np.sqrt(d_head)
+            if (layer, head) == (layer_scaled, head_scaled):
+                logits = logits * factor
+            heads.append(softmax(np.where(future, -np.inf, logits)) @ v)
+        proj = block["attn"]["c_proj"]
+        x = x + np.concatenate(heads, axis=1) @ proj["w"] + proj["b"]
+        x = x + ffn(layer_norm(x, **block["ln_2"]), **block["mlp"])
+    return layer_norm(x, **params["ln_f"]) @ params["wte"].T
+
+
+def test_scale_attention_multiplies_one_heads_logits_and_leaves_the_weights_given_alone():
+    from speclab.checkpoints import scale_attention
+
+    config = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=32)
+    rng = np.random.default_rng(5)
+    params = init_params(config, rng, dtype=np.float64)
+    for block in params["h"]:  # attention that depends on content: not an initial model
+        block["attn"]["c_attn"]["w"] += rng.standard_normal((16, 48))
+        block["attn"]["c_attn"]["b"] += rng.standard_normal(48)
+    before = {k: v.copy() for k, v in flatten(params).items()}
+    tokens = rng.integers(0, 256, size=12)
+    for layer, head, factor in ((1, 1, 3.0), (0, 0, 0.5)):
+        scaled = scale_attention(params, config.n_head, {(layer, head): factor})
+        expected = _forward_with_logits_scaled(params, config, tokens, layer, head, factor)
+        np.testing.assert_allclose(forward(scaled, config, tokens), expected, atol=1e-10)
+        assert not np.allclose(expected, forward(params, config, tokens))  # it did change
+    for name, value in flatten(params).items():  # the weights given are not modified
+        np.testing.assert_array_equal(value, before[name])
+    same = scale_attention(params, config.n_head, {(0, 1): 1.0})
+    np.testing.assert_array_equal(forward(same, config, tokens), forward(params, config, tokens))
+    for bad, message in (({(2, 0): 2.0}, "does not exist"), ({(0, 2): 2.0}, "does not exist"),
+                         ({(0, 0): 0.0}, "above 0"), ({(0, 0): float("nan")}, "above 0")):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            scale_attention(params, config.n_head, bad)

@@ -1021,3 +1021,49 @@ def test_a_failed_start_leaves_no_empty_run_folder_and_a_bad_out_name_is_found_f
     result = run_train("smoke", "--smoke", "--run-dir", run_dir, "--out", long_name)
     assert result.returncode == 2 and "File name too long" in result.stderr, result.stderr
     assert not run_dir.exists()
+
+
+def test_scale_attention_starts_a_run_from_sharpened_weights_and_records_it(tmp_path):
+    from speclab.checkpoints import scale_attention
+    from speclab.weights import unflatten
+
+    first, second, out = tmp_path / "first", tmp_path / "second", tmp_path / "out.npz"
+    assert run_train("smoke", "--smoke", "--run-dir", first, "--stop-at", "3").returncode == 0
+    result = run_train(
+        "smoke", "--smoke", "--run-dir", second, "--init-from", first / "checkpoint.npz",
+        "--scale-attention", "0.1=2.5", "--set", "lr=1e-12", "--stop-at", "4",
+        "--set", "val_every=1", "--out", out,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    n_layer, n_head = RECIPES["smoke"].n_layer, RECIPES["smoke"].n_head
+
+    def params_of(path):
+        with np.load(path) as archive:
+            flat = {k[6:]: archive[k] for k in archive.files if k.startswith("param/")}
+        return unflatten(flat, n_layer)
+
+    # one step at a learning rate of 1e-12 from the first run's weights, sharpened
+    expected = flatten(scale_attention(params_of(first / "checkpoint.npz"), n_head, {(0, 1): 2.5}))
+    for name, value in flatten(params_of(second / "checkpoint.npz")).items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-6, atol=1e-9)
+    (change,) = load(out).meta["recipe_changes"]
+    assert change["at_step"] == 3 and change["attention_scaled"] == {"0.1": 2.5}
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--scale-attention", "0.1=2"], "give --init-from"),
+        (["--init-from", "x.npz", "--scale-attention", "0.1"], "expected LAYER.HEAD=FACTOR"),
+        (["--init-from", "x.npz", "--scale-attention", "a.b=2"], "expected LAYER.HEAD=FACTOR"),
+        (["--init-from", "x.npz", "--scale-attention", "5.0=2"], "layers 0-0 and heads 0-1"),
+        (["--init-from", "x.npz", "--scale-attention", "0.0=0"], "above 0 and at most 100"),
+        (["--init-from", "x.npz", "--scale-attention", "0.0=inf"], "above 0 and at most 100"),
+        (["--init-from", "x.npz", "--scale-attention", "0.0=2", "--scale-attention", "0.0=3"],
+         "twice"),
+    ],
+)  # fmt: skip
+def test_a_bad_scale_attention_is_one_line_before_anything_is_read(tmp_path, arguments, message):
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", *arguments)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "run").exists()

@@ -16,7 +16,9 @@ generator and history) and goes on with a changed recipe, only the model's shape
 step 0 from a weights file (no optimiser state: AdamW starts empty). A weights file with fewer
 layers than the recipe is grown first (`grown`): new blocks go on top, starting as the
 identity, so the deeper model computes exactly what the trained one did (docs/model-history.md,
-"Deeper").
+"Deeper"). Either start may sharpen chosen attention heads first (`scale_attention`): their
+attention logits are multiplied by a factor, an inverse temperature, and training goes on from
+there (docs/model-history.md, "Sharper attention in layer 0").
 
 Left out: older checkpoints (each one replaces the last), and growing anything but depth.
 """
@@ -220,6 +222,33 @@ def grown(params, old: GPTConfig, new: GPTConfig, rng, path: Path = Path("the we
         for part in ("attn", "mlp"):
             block[part]["c_proj"]["w"][:] = 0
     return {**params, "h": list(params["h"]) + fresh["h"][old.n_layer :]}
+
+
+def scale_attention(params, n_head: int, scales: dict[tuple[int, int], float]) -> dict:
+    """The same weights with the attention logits of some heads multiplied by a factor.
+
+    scales maps (layer, head) to a factor s > 0. A head's logits are q . k / sqrt(d_head); its
+    queries are the head's d_head columns of c_attn (weights and bias), so multiplying those
+    by s multiplies every logit of that head by s: s > 1 sharpens where it looks, s < 1 blurs
+    it. Nothing else changes. Returns new arrays for the changed layers; params is untouched.
+    """
+    blocks = list(params["h"])
+    for (layer, head), factor in sorted(scales.items()):
+        if not 0 <= layer < len(blocks) or not 0 <= head < n_head:
+            raise ValueError(f"attention head {layer}.{head} does not exist: the model has "
+                             f"layers 0-{len(blocks) - 1} and heads 0-{n_head - 1}")  # fmt: skip
+        if not (math.isfinite(factor) and factor > 0):
+            raise ValueError(f"attention head {layer}.{head}: the factor must be above 0, "
+                             f"got {factor}")  # fmt: skip
+        c_attn = blocks[layer]["attn"]["c_attn"]
+        d_head = c_attn["w"].shape[0] // n_head  # the queries are c_attn's first n_embd columns
+        queries = slice(head * d_head, (head + 1) * d_head)
+        w, b = c_attn["w"].copy(), c_attn["b"].copy()  # [n_embd, 3 * n_embd], [3 * n_embd]
+        w[:, queries] *= factor
+        b[queries] *= factor
+        attn = {**blocks[layer]["attn"], "c_attn": {"w": w, "b": b}}
+        blocks[layer] = {**blocks[layer], "attn": attn}
+    return {**params, "h": blocks}
 
 
 class RecipeMismatch(Exception):

@@ -44,6 +44,7 @@ from speclab.checkpoints import (
     is_weights_file,
     load_checkpoint,
     save_checkpoint,
+    scale_attention,
     start_from_weights,
 )
 from speclab.cli import Terminated
@@ -182,7 +183,8 @@ def validation_bits_per_byte(params, cfg: TrainConfig, val: np.ndarray, n_rows: 
 
 
 def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes: float = 0,
-          progress: bool = True, stop_at: int = 0, init_from: Path | None = None) -> dict:  # fmt: skip
+          progress: bool = True, stop_at: int = 0, init_from: Path | None = None,
+          scale_heads: dict[tuple[int, int], float] | None = None) -> dict:  # fmt: skip
     """Train (or resume) in run_dir; write the weights to out. Returns the training record.
 
     stop_at: stop after this step (with a checkpoint) although the schedule spans cfg.steps,
@@ -191,12 +193,16 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     step, generator and history) and goes on with this recipe; the log records what changed.
     Given a weights file instead (no optimiser state), the run starts at step 0 from them;
     a model with fewer layers than the recipe is grown first (speclab.checkpoints.grown).
+    scale_heads: with init_from, {(layer, head): factor} multiplies those heads' attention
+    logits before the first step (speclab.checkpoints.scale_attention); the log records it.
     """
     made = first_missing(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
         with _only_run_in(run_dir):
-            return _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from)
+            return _train(
+                cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads or {}
+            )
     except BaseException:
         remove_if_unused(run_dir, made)
         raise
@@ -253,7 +259,7 @@ def _only_run_in(run_dir: Path):
         os.close(fd)
 
 
-def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict:
+def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads) -> dict:
     from tqdm.auto import tqdm
 
     checkpoint = run_dir / "checkpoint.npz"
@@ -268,6 +274,9 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         "near": copy_probes(corpus["val"], cfg.n_ctx),
         "far": copy_probes(corpus["val"], cfg.n_ctx, far=True),
     }
+    if scale_heads and (checkpoint.exists() or init_from is None):
+        raise ValueError("attention heads are scaled only when a new run starts from --init-from "
+                         "(this one " + ("resumes)" if checkpoint.exists() else "starts afresh)"))  # fmt: skip
     if checkpoint.exists():
         params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
         record_changes(log, cfg, step)
@@ -295,6 +304,11 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from) -> dict
         params = init_params(config, rng, dtype=np.float32)
         state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
         step, log = 0, {"config": asdict(cfg), "history": [], "seconds": 0.0}
+    if scale_heads:  # the trained weights it starts from, sharpened (or blurred) before step one
+        params = scale_attention(params, cfg.n_head, scale_heads)
+        log["recipe_changes"][-1]["attention_scaled"] = {
+            f"{layer}.{head}": factor for (layer, head), factor in sorted(scale_heads.items())
+        }
     teacher = _teacher(cfg, log) if cfg.teacher_share else None
     flat_params = flatten(params)  # views into params: updates in place reach both
     started_at_step = step

@@ -53,8 +53,39 @@ def add_arguments(parser):
         "file (one with fewer layers than the recipe grows: new layers on top, starting as the identity)",
     )  # fmt: skip
     parser.add_argument(
+        "--scale-attention", action="append", default=[], metavar="LAYER.HEAD=FACTOR",
+        help="with --init-from: multiply that head's attention logits by FACTOR before the "
+        "first step, e.g. --scale-attention 0.1=2 (repeatable; recorded in the weights)",
+    )  # fmt: skip
+    parser.add_argument(
         "--smoke", action="store_true", help="the tiny recipe, a few steps (for tests)"
     )
+
+
+def attention_scales(settings: list[str], cfg: TrainConfig) -> dict[tuple[int, int], float]:
+    """--scale-attention LAYER.HEAD=FACTOR as {(layer, head): factor}; a clear error for a bad one."""
+    scales = {}
+    for setting in settings:
+        where, sep, text = setting.partition("=")
+        layer, dot, head = where.strip().partition(".")
+        try:
+            key, factor = (int(layer), int(head)), float(text)
+        except ValueError:
+            key = factor = None
+        if not sep or not dot or key is None:
+            raise ValueError(f"--scale-attention {setting!r}: expected LAYER.HEAD=FACTOR, "
+                             "e.g. 0.1=2 (layer 0, head 1, logits times 2)")  # fmt: skip
+        if not (0 <= key[0] < cfg.n_layer and 0 <= key[1] < cfg.n_head):
+            raise ValueError(f"--scale-attention {setting!r}: the model has layers 0-"
+                             f"{cfg.n_layer - 1} and heads 0-{cfg.n_head - 1}")  # fmt: skip
+        if not (math.isfinite(factor) and 0 < factor <= 100):
+            raise ValueError(f"--scale-attention {setting!r}: the factor must be above 0 and "
+                             "at most 100 (1: unchanged)")  # fmt: skip
+        if key in scales and scales[key] != factor:
+            raise ValueError(f"--scale-attention names head {where.strip()} twice, with "
+                             f"{scales[key]} and {factor}; give one")  # fmt: skip
+        scales[key] = factor
+    return scales
 
 
 def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
@@ -183,6 +214,9 @@ def _recipe(args, name: str) -> TrainConfig:
     cfg = with_overrides(cfg, args.set)
     if args.steps is not None and cfg.steps != args.steps:
         raise ValueError(f"--steps {args.steps} and --set steps={cfg.steps} disagree; give one")
+    if args.scale_attention and args.init_from is None:
+        raise ValueError("--scale-attention changes the weights a run starts from: give "
+                         "--init-from a checkpoint or a weights file")  # fmt: skip
     return cfg
 
 
@@ -268,6 +302,7 @@ def _stop_cleanly_on_sigterm():
 def _run(args, name: str, run_dir: Path) -> int:
     try:
         cfg = _recipe(args, name)
+        scales = attention_scales(args.scale_attention, cfg)
         problem = _path_problem(args, run_dir, cfg)
     except ValueError as error:
         problem = str(error)
@@ -276,7 +311,7 @@ def _run(args, name: str, run_dir: Path) -> int:
         return 2
     try:
         log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
-                    init_from=args.init_from)  # fmt: skip
+                    init_from=args.init_from, scale_heads=scales)  # fmt: skip
     except BrokenPipeError:
         raise  # the command line's own handling: a closed pipe ends quietly
     except (ValueError, OSError) as error:
