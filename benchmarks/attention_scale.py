@@ -22,9 +22,8 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.copy_metrics import copy_gap, copy_probes
     from speclab.corpus import load_corpus
     from speclab.paths import weights_dir
-    from speclab.recipe import TrainConfig
     from speclab.student_files import shown
-    from speclab.train_cli import attention_scales
+    from speclab.train_cli import MAX_ATTENTION_SCALE, attention_scales
     from speclab.weights import load
 
 
@@ -44,16 +43,16 @@ def main() -> None:
     parser.add_argument("--far", action="store_true",
                         help="the probes at 3/4 of the context, not near its start")  # fmt: skip
     args = parser.parse_args()
+    # checked before the model loads: a bad factor is found at once
+    if not (math.isfinite(args.factor) and 0 < args.factor <= MAX_ATTENTION_SCALE):
+        parser.error(f"--factor {args.factor}: must be above 0 and at most "
+                     f"{MAX_ATTENTION_SCALE:g} (1: unchanged)")  # fmt: skip
     model = load(args.weights)
     config = model.config
-    shape = TrainConfig(n_layer=config.n_layer, n_head=config.n_head)
-    if not (math.isfinite(args.factor) and 0 < args.factor <= 100):
-        parser.error(f"--factor {args.factor}: must be above 0 and at most 100 (1: unchanged)")
-    each = args.factor
     try:
-        together = attention_scales(args.together, shape)
+        together = attention_scales(args.together, config.n_layer, config.n_head, option="--with")
     except ValueError as error:
-        parser.error(str(error).replace("--scale-attention", "--with"))
+        parser.error(str(error))
     probes = copy_probes(load_corpus()["val"], config.n_ctx, far=args.far)
     where = "at 3/4 of the context" if args.far else "near the start"
     print(f"== {shown(str(args.weights))}: copy gap on {len(probes)} probes {where}")
@@ -61,9 +60,9 @@ def main() -> None:
     print(row("none", copy_gap(model.params, config.n_head, probes)), flush=True)
     for layer in range(config.n_layer):
         for head in range(config.n_head):
-            params = scale_attention(model.params, config.n_head, {(layer, head): each})
+            params = scale_attention(model.params, config.n_head, {(layer, head): args.factor})
             gap = copy_gap(params, config.n_head, probes)
-            print(row(f"{layer}.{head} x {each:g}", gap), flush=True)
+            print(row(f"{layer}.{head} x {args.factor:g}", gap), flush=True)
     if together:
         params = scale_attention(model.params, config.n_head, together)
         label = " ".join(f"{layer}.{head}x{factor:g}" for (layer, head), factor in together.items())

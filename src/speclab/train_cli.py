@@ -62,8 +62,15 @@ def add_arguments(parser):
     )
 
 
-def attention_scales(settings: list[str], cfg: TrainConfig) -> dict[tuple[int, int], float]:
-    """--scale-attention LAYER.HEAD=FACTOR as {(layer, head): factor}; a clear error for a bad one."""
+# the largest factor --scale-attention takes, against a slip of the keyboard (1e9): the factors
+# measured in docs/model-history.md are 1.5 to 3
+MAX_ATTENTION_SCALE = 100.0
+
+
+def attention_scales(settings: list[str], n_layer: int, n_head: int,
+                     option: str = "--scale-attention") -> dict[tuple[int, int], float]:  # fmt: skip
+    """LAYER.HEAD=FACTOR settings as {(layer, head): factor}; a clear error naming option for a
+    bad one (a malformed setting, a head the model lacks, a factor out of range, a head twice)."""
     scales = {}
     for setting in settings:
         where, sep, text = setting.partition("=")
@@ -73,16 +80,16 @@ def attention_scales(settings: list[str], cfg: TrainConfig) -> dict[tuple[int, i
         except ValueError:
             key = factor = None
         if not sep or not dot or key is None:
-            raise ValueError(f"--scale-attention {setting!r}: expected LAYER.HEAD=FACTOR, "
+            raise ValueError(f"{option} {setting!r}: expected LAYER.HEAD=FACTOR, "
                              "e.g. 0.1=2 (layer 0, head 1, logits times 2)")  # fmt: skip
-        if not (0 <= key[0] < cfg.n_layer and 0 <= key[1] < cfg.n_head):
-            raise ValueError(f"--scale-attention {setting!r}: the model has layers 0-"
-                             f"{cfg.n_layer - 1} and heads 0-{cfg.n_head - 1}")  # fmt: skip
-        if not (math.isfinite(factor) and 0 < factor <= 100):
-            raise ValueError(f"--scale-attention {setting!r}: the factor must be above 0 and "
-                             "at most 100 (1: unchanged)")  # fmt: skip
+        if not (0 <= key[0] < n_layer and 0 <= key[1] < n_head):
+            raise ValueError(f"{option} {setting!r}: the model has layers 0-{n_layer - 1} and "
+                             f"heads 0-{n_head - 1}")  # fmt: skip
+        if not (math.isfinite(factor) and 0 < factor <= MAX_ATTENTION_SCALE):
+            raise ValueError(f"{option} {setting!r}: the factor must be above 0 and at most "
+                             f"{MAX_ATTENTION_SCALE:g} (1: unchanged)")  # fmt: skip
         if key in scales and scales[key] != factor:
-            raise ValueError(f"--scale-attention names head {where.strip()} twice, with "
+            raise ValueError(f"{option} names head {where.strip()} twice, with "
                              f"{scales[key]} and {factor}; give one")  # fmt: skip
         scales[key] = factor
     return scales
@@ -302,7 +309,7 @@ def _stop_cleanly_on_sigterm():
 def _run(args, name: str, run_dir: Path) -> int:
     try:
         cfg = _recipe(args, name)
-        scales = attention_scales(args.scale_attention, cfg)
+        scales = attention_scales(args.scale_attention, cfg.n_layer, cfg.n_head)
         problem = _path_problem(args, run_dir, cfg)
     except ValueError as error:
         problem = str(error)
