@@ -146,13 +146,11 @@ def _attention_timed(q, k, v, n_past: int, seconds: dict, calls: dict):
     n_new, n_seq = q.shape[1], k.shape[1]
     t = partial(_timed, seconds, calls)
     scores = t("attention matmuls", lambda: q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1]))
-    if n_new > 1:  # as in gpt.attention: one new position sees every key, nothing to mask
-        future = t(
-            "softmax + mask",
-            lambda: np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None],
-        )  # [n_new, n_seq]
-        scores = t("softmax + mask", lambda: np.where(future, -np.inf, scores))
-    weights = t("softmax + mask", gpt.softmax, scores)
+    future = t(
+        "softmax + mask",
+        lambda: np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None],
+    )  # [n_new, n_seq]
+    weights = t("softmax + mask", lambda: gpt.softmax(np.where(future, -np.inf, scores)))
     return t("attention matmuls", lambda: weights @ v)  # [n_head, n_new, d_head]
 
 

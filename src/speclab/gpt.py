@@ -58,18 +58,14 @@ def gelu(x):  # [...] -> [...], GPT-2's tanh approximation
 
 
 def softmax(x):  # [..., n] -> [..., n], along the last axis
-    exp_x = np.exp(x - x.max(axis=-1, keepdims=True))
-    return exp_x / exp_x.sum(axis=-1, keepdims=True)
+    exp_x = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return exp_x / np.sum(exp_x, axis=-1, keepdims=True)
 
 
 def layer_norm(x, g, b, eps: float = 1e-5):  # [n_new, n_embd] -> [n_new, n_embd]
-    # np.mean and np.var's arithmetic, written out: their Python wrappers cost more than
-    # the sums themselves on a decoding step's one row (a fifth of a small draft's step)
-    n_embd = x.shape[-1]
-    mean = x.sum(axis=-1, keepdims=True) / n_embd
-    centered = x - mean
-    variance = (centered * centered).sum(axis=-1, keepdims=True) / n_embd
-    return g * centered / np.sqrt(variance + eps) + b
+    mean = np.mean(x, axis=-1, keepdims=True)
+    variance = np.var(x, axis=-1, keepdims=True)
+    return g * (x - mean) / np.sqrt(variance + eps) + b
 
 
 def linear(x, w, b):  # [n_new, n_in] @ [n_in, n_out] + [n_out] -> [n_new, n_out]
@@ -89,9 +85,8 @@ def attention(q, k, v, n_past: int):
     """
     n_new, n_seq = q.shape[1], k.shape[1]
     scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])  # [n_head, n_new, n_seq]
-    if n_new > 1:  # one new position (a decoding step) sees every key: nothing to mask
-        future = np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None]  # [n_new, n_seq]
-        scores = np.where(future, -np.inf, scores)
+    future = np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None]  # [n_new, n_seq]
+    scores = np.where(future, -np.inf, scores)
     return softmax(scores) @ v  # [n_head, n_new, d_head]
 
 
