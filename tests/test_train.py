@@ -1056,6 +1056,10 @@ def test_scale_attention_starts_a_run_from_sharpened_weights_and_records_it(tmp_
         (["--scale-attention", "0.1=2"], "give --init-from"),
         (["--init-from", "x.npz", "--scale-attention", "0.1"], "expected LAYER.HEAD=FACTOR"),
         (["--init-from", "x.npz", "--scale-attention", "a.b=2"], "expected LAYER.HEAD=FACTOR"),
+        # int() alone would read these as layer 0 head 1, or layer 0 head 10
+        (["--init-from", "x.npz", "--scale-attention=-0.1=2"], "expected LAYER.HEAD=FACTOR"),
+        (["--init-from", "x.npz", "--scale-attention", "0.+1=2"], "expected LAYER.HEAD=FACTOR"),
+        (["--init-from", "x.npz", "--scale-attention", "0.1_0=2"], "expected LAYER.HEAD=FACTOR"),
         (["--init-from", "x.npz", "--scale-attention", "5.0=2"], "layers 0-0 and heads 0-1"),
         (["--init-from", "x.npz", "--scale-attention", "0.0=0"], "above 0 and at most 100"),
         (["--init-from", "x.npz", "--scale-attention", "0.0=inf"], "above 0 and at most 100"),

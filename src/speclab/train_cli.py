@@ -75,7 +75,9 @@ def attention_scales(settings: list[str], n_layer: int, n_head: int,
     for setting in settings:
         where, sep, text = setting.partition("=")
         layer, dot, head = where.strip().partition(".")
-        try:
+        try:  # plain digits only: int() would also read "-0", "+1" and "1_0"
+            if not all(part.isascii() and part.isdecimal() for part in (layer, head)):
+                raise ValueError
             key, factor = (int(layer), int(head)), float(text)
         except ValueError:
             key = factor = None
