@@ -82,9 +82,9 @@ def main() -> None:
         "weights", nargs="*", type=text_path_argument, default=[str(weights_dir() / "target.npz")]
     )
     args = parser.parse_args()
+    models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
     val = load_corpus()["val"]
-    for path in args.weights:
-        model = load(path)
+    for path, model in zip(args.weights, models):
         print(f"== {shown(str(path))}: step {model.meta.get('trained_steps')}")
         for far in (False, True):
             probes = copy_probes(val, model.config.n_ctx, far=far)

@@ -39,8 +39,8 @@ def main() -> None:
         parser.error("--prompts and --max-new-tokens must be at least 1")
     if not 1 <= args.k <= MAX_K:  # checked before any model loads, as `speclab bench` does
         parser.error(f"--k must be from 1 to {MAX_K}, got {args.k}")
-    for path in args.weights:
-        model = load(path)
+    models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
+    for path, model in zip(args.weights, models):
         steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
         print(f"== {shown(str(path))}: step {steps}, {bits} bits/byte")
         for scenario in load_scenarios():
