@@ -84,7 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
     val = load_corpus()["val"]
-    for path, model in zip(args.weights, models):
+    for path, model in zip(args.weights, models, strict=True):
         print(f"== {shown(str(path))}: step {model.meta.get('trained_steps')}")
         for far in (False, True):
             probes = copy_probes(val, model.config.n_ctx, far=far)

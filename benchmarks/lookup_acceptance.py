@@ -40,7 +40,7 @@ def main() -> None:
     if not 1 <= args.k <= MAX_K:  # checked before any model loads, as `speclab bench` does
         parser.error(f"--k must be from 1 to {MAX_K}, got {args.k}")
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
-    for path, model in zip(args.weights, models):
+    for path, model in zip(args.weights, models, strict=True):
         steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
         print(f"== {shown(str(path))}: step {steps}, {bits} bits/byte")
         for scenario in load_scenarios():
