@@ -78,12 +78,14 @@ def main() -> int:
     args = parser.parse_args()
     if problem := out_problem(args.out, args.candidates):
         parser.error(problem)
+    scenario = load_scenario(args.candidates)
+    model = load(args.weights) if args.weights else load_target()
+    scenario.check_fits(model.config.n_ctx)  # every prompt, before the first is decoded
     writable_folder(
         args.out.parent, name=f"--out {args.out}: its folder {args.out.parent}"
-    )  # now, not after decoding
+    )  # now, not after decoding, and only once the inputs are known to be good
     writable_name(args.out, f"--out {args.out}")
-    model = load(args.weights) if args.weights else load_target()
-    rows = rank(model, load_scenario(args.candidates))
+    rows = rank(model, scenario)
     write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was
     print(
         f"target: {model.meta.get('trained_steps')} steps, {model.meta.get('val_bits_per_byte')} bits/byte"

@@ -306,3 +306,28 @@ def test_pick_free_text_writes_only_its_own_ranking(tmp_path):
     assert run.returncode == 1 and "cannot write a file of that name" in run.stderr
     assert "target:" not in run.stdout
     assert precious.read_text(encoding="utf-8") == "name,mark\nalice,9\n"
+
+
+def test_pick_free_text_checks_every_candidate_before_decoding_or_making_a_folder(tmp_path):
+    """A candidate too long for the context is one line naming the file and the prompt, at
+    once (not after the earlier candidates are decoded), and no --out folder is left behind."""
+    import subprocess
+    import sys
+
+    from benchmark_scripts import FOLDER
+
+    candidates = tmp_path / "late.toml"
+    prompt = '[[prompts]]\nid = "{}"\nsource = "written for the project"\ntext = "def f():"\n'
+    candidates.write_text(
+        'name = "x"\ndescription = "y"\n' + prompt.format("a") + "max_new_tokens = 300\n"
+        + prompt.format("b") + "max_new_tokens = 5000\n", encoding="utf-8",
+    )  # fmt: skip
+    out = tmp_path / "new" / "sub" / "ranking.csv"
+    run = subprocess.run(
+        [sys.executable, str(FOLDER / "pick_free_text.py"), "--candidates", str(candidates),
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode != 0 and "Traceback" not in run.stderr, run.stderr
+    assert "late.toml: prompt 'b'" in run.stderr and "context window" in run.stderr
+    assert not (tmp_path / "new").exists()
