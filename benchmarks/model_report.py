@@ -29,6 +29,15 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
 PROMPT = "def is_even(number):\n    "
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _shown_number(value, spec: str) -> str:
+    """A number of the record formatted; anything else a hand-made record holds, as it is."""
+    return format(value, spec) if _is_number(value) else repr(value)
+
+
 def main():
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\nRun:")[0].split()))
     parser.add_argument(
@@ -50,15 +59,17 @@ def main():
         n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))
         print(f"== {shown(model.name)}: {config}, {n_params:,} parameters")
         if "trained_steps" in meta:
+            seconds = meta.get("training_seconds") or 0
+            minutes = _shown_number(seconds / 60 if _is_number(seconds) else seconds, ".1f")
             print(
-                f"   trained {meta['trained_steps']} steps in "
-                f"{(meta.get('training_seconds') or 0) / 60:.1f} min; validation "
+                f"   trained {meta['trained_steps']} steps in {minutes} min; validation "
                 f"{meta.get('val_bits_per_byte')} bits/byte; numpy {meta.get('numpy')}"
             )
             averaged = meta.get("averaged")
             if isinstance(averaged, dict) and "count" in averaged:
                 print(f"   the mean of its weights at {averaged['count']} validations, steps "
-                      f"{averaged.get('first_step'):,} to {averaged.get('last_step'):,}")  # fmt: skip
+                      f"{_shown_number(averaged.get('first_step'), ',')} to "
+                      f"{_shown_number(averaged.get('last_step'), ',')}")  # fmt: skip
         else:
             print("   no training record in the file (saved without `speclab train`)")
         for where, far in (("near the start", False), ("at 3/4 of the context", True)):

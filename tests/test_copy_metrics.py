@@ -113,3 +113,16 @@ def test_the_copy_tests_eight_functions_are_spread_over_all_the_held_out_ones():
     seen = train.tobytes()
     assert not any(f in seen for f in every)  # held-out files repeat some training functions
     assert len(held_out_functions(val, val[:0], n=None)) > len(every)  # and this finds them
+
+
+def test_model_report_shows_a_hand_made_records_odd_values_as_they_are():
+    """A record edited by hand may hold None or text where a number belongs: the report shows
+    it as it is instead of failing on the format (`unsupported format string`)."""
+    from benchmark_scripts import load
+
+    report = load("model_report")
+    assert report._shown_number(25250, ",") == "25,250"
+    assert report._shown_number(65.64, ".1f") == "65.6"
+    assert report._shown_number(None, ",") == "None"
+    assert report._shown_number("x", ",") == "'x'"
+    assert report._shown_number(True, ",") == "True"  # not formatted as the number 1
