@@ -18,7 +18,14 @@ from speclab.cli import importing, path_argument, run_script
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.decoding import greedy_decode
     from speclab.paths import prompts_dir
-    from speclab.report_files import csv_text, writable_folder, writable_name, write_together
+    from speclab.report_files import (
+        csv_text,
+        first_missing,
+        remove_empty_folders,
+        writable_folder,
+        writable_name,
+        write_together,
+    )
     from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
     from speclab.tokenizer import decode, encode
     from speclab.weights import load, load_target
@@ -81,12 +88,16 @@ def main() -> int:
     scenario = load_scenario(args.candidates)
     model = load(args.weights) if args.weights else load_target()
     scenario.check_fits(model.config.n_ctx)  # every prompt, before the first is decoded
-    writable_folder(
-        args.out.parent, name=f"--out {args.out}: its folder {args.out.parent}"
-    )  # now, not after decoding, and only once the inputs are known to be good
-    writable_name(args.out, f"--out {args.out}")
-    rows = rank(model, scenario)
-    write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was
+    made = first_missing(args.out.parent)  # a failed or interrupted run removes what it made
+    try:
+        writable_folder(
+            args.out.parent, name=f"--out {args.out}: its folder {args.out.parent}"
+        )  # now, not after decoding, and only once the inputs are known to be good
+        writable_name(args.out, f"--out {args.out}")
+        rows = rank(model, scenario)
+        write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was
+    finally:
+        remove_empty_folders(args.out.parent, made)
     print(
         f"target: {model.meta.get('trained_steps')} steps, {model.meta.get('val_bits_per_byte')} bits/byte"
     )

@@ -331,3 +331,24 @@ def test_pick_free_text_checks_every_candidate_before_decoding_or_making_a_folde
     assert run.returncode != 0 and "Traceback" not in run.stderr, run.stderr
     assert "late.toml: prompt 'b'" in run.stderr and "context window" in run.stderr
     assert not (tmp_path / "new").exists()
+
+
+def test_pick_free_text_interrupted_while_decoding_leaves_no_folder_it_made(tmp_path, monkeypatch):
+    """Ctrl-C during the decoding (here: rank raising KeyboardInterrupt) removes the --out
+    folders the script made for its ranking, as `speclab bench` does."""
+    import sys
+
+    from benchmark_scripts import load
+
+    pick = load("pick_free_text")
+
+    def interrupted(model, scenario):
+        assert (tmp_path / "new" / "sub").is_dir()  # made before the decoding, as it should be
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pick, "rank", interrupted)
+    out = tmp_path / "new" / "sub" / "ranking.csv"
+    monkeypatch.setattr(sys, "argv", ["pick_free_text.py", "--out", str(out)])
+    with pytest.raises(KeyboardInterrupt):
+        pick.main()
+    assert not (tmp_path / "new").exists()
