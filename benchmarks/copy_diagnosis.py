@@ -138,9 +138,8 @@ def main() -> None:
     longest = max([2 * len(p) + len(separator) for p in pieces] + [2 * letters_length + 2])
     longest = max(longest, 0 if args.short else 600)  # the 5th space with the file before it
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
-    for path, model in zip(
-        args.weights, models, strict=True
-    ):  # every model checked before any work
+    # every model checked before any work
+    for path, model in zip(args.weights, models, strict=True):
         if model.config.n_ctx < longest:  # every repeat, letter text and context must fit
             hint = "" if args.short else "; --short needs fewer"
             raise ValueError(f"{path}: this diagnosis needs {longest} positions and the model "

@@ -60,7 +60,7 @@ def main():
         print(f"== {shown(model.name)}: {config}, {n_params:,} parameters")
         if "trained_steps" in meta:
             seconds = meta.get("training_seconds") or 0
-            minutes = _shown_number(seconds / 60 if _is_number(seconds) else seconds, ".1f")
+            minutes = _shown_number(seconds / 60, ".1f") if _is_number(seconds) else repr(seconds)
             print(
                 f"   trained {meta['trained_steps']} steps in {minutes} min; validation "
                 f"{meta.get('val_bits_per_byte')} bits/byte; numpy {meta.get('numpy')}"
