@@ -11,7 +11,7 @@ import pytest
 
 from speclab import bench
 from speclab.cli import main
-from speclab.weights import save
+from speclab.weights import load, save
 
 
 @pytest.fixture
@@ -117,6 +117,21 @@ def test_cli_bench_forward_greedy_tokens_beyond_the_window_fail_before_timing(
             "--greedy-tokens", "5000"]  # fmt: skip
     assert main(argv) == 1
     assert "5000 greedy tokens leave no room" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n_past", ["60", str(10**20)])
+def test_cli_bench_forward_n_past_beyond_the_window_is_named(tiny_weights, tmp_path, capsys,
+                                                              monkeypatch, n_past):  # fmt: skip
+    # once "100000000000000000005 positions do not fit ...": a sum the user never typed
+    monkeypatch.setattr(bench, "forward_cost", lambda *a, **k: pytest.fail("timed the curve"))
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--out", str(tmp_path),
+            "--greedy-tokens", "4", "--n-past", n_past]  # fmt: skip
+    assert main(argv) == 1
+    n_ctx = load(tiny_weights).config.n_ctx
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert f"--n-past {n_past} leaves no room" in err[0]
+    assert f"at most {n_ctx - 5}" in err[0]  # --quick times up to 5 new positions
 
 
 def test_cli_bench_forward_hostile_weights_give_one_line(tmp_path, capsys):

@@ -426,9 +426,15 @@ def forward_report(args, model: Model) -> dict:
             f"{args.greedy_tokens} greedy tokens leave no room for a prompt in the context "
             f"window of {model.config.n_ctx}: give --greedy-tokens below {model.config.n_ctx}"
         )
+    n_new_values = [1, 2, VERIFY_TOKENS] if args.quick else list(range(1, 17))
+    if args.n_past + max(n_new_values) > model.config.n_ctx:  # named here, not as a sum later
+        raise ValueError(
+            f"--n-past {args.n_past} leaves no room for {max(n_new_values)} new positions in "
+            f"the context window of {model.config.n_ctx}: give --n-past of at most "
+            f"{model.config.n_ctx - max(n_new_values)}"
+        )
     rng = np.random.default_rng(args.seed)
     repeats = args.repeats or (3 if args.quick else 31)
-    n_new_values = [1, 2, VERIFY_TOKENS] if args.quick else list(range(1, 17))
     curve = forward_cost(model, rng, args.n_past, n_new_values, repeats, progress=True)
     prompt = list(GREEDY_PROMPT.encode("utf-8"))
     room = model.config.n_ctx - args.greedy_tokens
