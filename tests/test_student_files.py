@@ -167,6 +167,23 @@ def test_helper_files_beside_a_spreadsheet_are_noted_and_skipped(tmp_path, capsy
     assert "folder has no .csv files" in capsys.readouterr().err
 
 
+def test_a_file_named_like_an_option_gets_a_hint(tmp_path, monkeypatch, capsys):
+    from speclab.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-alice.csv").write_text("prefix,guess\n,ABC\n")
+    with pytest.raises(SystemExit) as exit_info:  # argparse reads it as an unknown option
+        main(["check-guesses", "-alice.csv"])
+    assert exit_info.value.code == 2
+    assert "'-alice.csv' is read as an option: to name the file, write ./-alice.csv or put -- " in (
+        capsys.readouterr().err
+    )
+    assert main(["check-guesses", "--", "-alice.csv"]) == 0  # the hint works
+    with pytest.raises(SystemExit):  # no such file: argparse's own message, no hint
+        main(["check-guesses", "-bob.csv"])
+    assert "read as an option" not in capsys.readouterr().err
+
+
 def test_the_readme_states_the_limit_on_lines_per_row():
     from speclab.paths import repo_root
 

@@ -24,12 +24,20 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser():
-    """The argparse parser with every subcommand whose module is built."""
+def build_parser(argv: list[str] | None = None):
+    """The argparse parser with every subcommand whose module is built. `argv` (the
+    arguments it will parse) serves only to explain an error about a file named "-..."."""
     import argparse  # here, not at the top: see the module docstring
     import importlib
 
     class Parser(argparse.ArgumentParser):  # subparsers are made of the same class
+        def error(self, message):
+            # a student's file named "-guesses.csv" is read as an unknown option
+            if name := _dashed_file(sys.argv[1:] if argv is None else argv):
+                message += (f"; {name!r} is read as an option: to name the file, "
+                            f"write ./{name} or put -- before it")  # fmt: skip
+            super().error(message)
+
         def _print_message(self, message, file=None):
             # argparse drops an OSError here (unbuffered output, PYTHONUNBUFFERED=1):
             # `speclab --help > /dev/full` would end in 0
@@ -49,6 +57,16 @@ def build_parser():
         module.add_arguments(sub)
         sub.set_defaults(run=module.run)
     return parser
+
+
+def _dashed_file(argv: list[str]) -> str | None:
+    """The first argument before any "--" that starts with "-" and names an existing file."""
+    for text in argv:
+        if text == "--":
+            return None
+        if text.startswith("-") and len(text) > 1 and os.path.isfile(text):
+            return text
+    return None
 
 
 class Terminated(KeyboardInterrupt):
@@ -76,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _stand_in_for_closed_streams()
         _escape_what_the_console_cannot_show()
-        parser = build_parser()  # imports every subcommand's module: numpy, pandas...
+        parser = build_parser(argv)  # imports every subcommand's module: numpy, pandas...
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): stop here
             raise KeyboardInterrupt
         try:
