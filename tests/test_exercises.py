@@ -820,7 +820,7 @@ run_script(main, "x.py")
     "main": """
 import sys
 from speclab import cli
-def build_parser():
+def build_parser(argv=None):
     Drops()
 cli.build_parser = build_parser
 sys.exit(cli.main(["check-guesses", "x.csv"]))
@@ -923,7 +923,7 @@ def test_ctrl_c_that_an_import_turns_into_another_error_is_one_line(monkeypatch,
 
     from speclab import cli
 
-    def interrupted_import():
+    def interrupted_import(argv=None):
         try:
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1)
@@ -935,7 +935,7 @@ def test_ctrl_c_that_an_import_turns_into_another_error_is_one_line(monkeypatch,
     assert capsys.readouterr().err == "interrupted\n"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
 
-    def broken_import():
+    def broken_import(argv=None):
         raise ImportError("a real missing package")
 
     monkeypatch.setattr(cli, "build_parser", broken_import)

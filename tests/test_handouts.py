@@ -315,6 +315,30 @@ def test_a_rebuild_that_stops_halfway_leaves_the_earlier_build_whole(tmp_path):
     assert [p.name for p in out.iterdir() if "building" in p.name] == []  # no leftovers
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="no SIGTERM to send on Windows")
+def test_sigterm_halfway_leaves_no_hidden_build_folder(tmp_path):
+    """`kill` or `timeout` (SIGTERM) in the middle of a build cleans up as Ctrl-C does."""
+    import subprocess
+    import textwrap
+
+    lessons, out = _small_lessons(tmp_path), tmp_path / "out"
+    script = textwrap.dedent(f"""
+        import os, signal, sys, time
+        from speclab import cli, handouts
+        def build_page(*args, **kwargs):  # the build is under way: its hidden folder exists
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        handouts.build_page = build_page
+        sys.exit(cli.main(["handouts", "--lessons", {str(lessons)!r}, "--out", {str(out)!r},
+                           "--no-pdf"]))
+    """)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 143, done.stderr  # SIGTERM's own status, not killed outright
+    assert done.stderr.strip() == "interrupted"
+    assert list(out.iterdir()) == []  # the hidden folder the build was made in is gone
+
+
 def test_out_may_be_the_current_empty_folder(tmp_path, monkeypatch, capsys):
     lessons = _small_lessons(tmp_path)
     (tmp_path / "here").mkdir()

@@ -71,7 +71,24 @@ def _dashed_file(argv: list[str]) -> str | None:
 
 class Terminated(KeyboardInterrupt):
     """Stopped by SIGTERM (`kill`, `timeout`) where a command catches it to stop cleanly, as
-    `speclab train` does: reported as "interrupted", with SIGTERM's status 143."""
+    `speclab train` and `speclab handouts` do: reported as "interrupted", with SIGTERM's
+    status 143."""
+
+
+def sigterm_stops_cleanly():
+    """SIGTERM raises Terminated until the returned function is called, so that a command's
+    clean-up runs as after a Ctrl-C; that function puts the earlier handler back. Where no
+    handler can be set (no SIGTERM, or not the main thread) nothing changes."""
+    import signal  # here, not at the top: see the module docstring
+
+    def terminated(signum, frame):
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated) or signal.SIG_DFL
+    except (AttributeError, ValueError, OSError):
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 def console() -> int:

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from speclab.answer_check import check_no_answers, markdown_parser
-from speclab.cli import path_argument
+from speclab.cli import path_argument, sigterm_stops_cleanly
 from speclab.handout_folder import (
     STAGE_PREFIX,
     TRANSLATED,
@@ -618,6 +618,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_figures:
         print("\n".join(available_figures()))
         return 0
+    restore = sigterm_stops_cleanly()  # `kill` or `timeout`: the hidden build folder removed too
     try:
         built = build_all(args.lessons, args.out, pdf=args.pdf)
     except HandoutError as error:
@@ -630,6 +631,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        restore()
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {CHROMIUM} not found)"
     where = f"in {args.out}{note}; open {args.out / 'index.html'}"

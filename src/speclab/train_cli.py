@@ -9,13 +9,12 @@ the steps, the time and the held-out bits per byte. Every problem is one line an
 import errno
 import math
 import os
-import signal
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from speclab.checkpoints import is_weights_file
-from speclab.cli import Terminated, path_argument
+from speclab.cli import path_argument, sigterm_stops_cleanly
 from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
@@ -286,26 +285,12 @@ def run(args) -> int:
     name = "smoke" if args.smoke else args.recipe
     run_dir = args.run_dir or Path("runs") / name
     made = first_missing(run_dir)  # the outermost folder the checks below will make
-    previous = _stop_cleanly_on_sigterm()  # until training takes it over: a stop in start-up
+    restore = sigterm_stops_cleanly()  # until training takes it over: a stop in start-up
     try:
         return _run(args, name, run_dir)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        restore()
         remove_if_unused(run_dir, made)  # a failed start: no empty folders left behind
-
-
-def _stop_cleanly_on_sigterm():
-    """SIGTERM (`kill`, `timeout`) raises Terminated, so that the clean-up runs as after a
-    Ctrl-C; returns the handler it replaced (None where it cannot be set)."""
-
-    def terminated(signum, frame):
-        raise Terminated
-
-    try:
-        return signal.signal(signal.SIGTERM, terminated) or signal.SIG_DFL
-    except (AttributeError, ValueError, OSError):  # no SIGTERM, or not the main thread
-        return None
 
 
 def _run(args, name: str, run_dir: Path) -> int:
