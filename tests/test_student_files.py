@@ -182,6 +182,11 @@ def test_a_file_named_like_an_option_gets_a_hint(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):  # no such file: argparse's own message, no hint
         main(["check-guesses", "-bob.csv"])
     assert "read as an option" not in capsys.readouterr().err
+    (tmp_path / "-\x1b[2Jcarol.csv").write_text("prefix,guess\n,ABC\n")  # clears a screen
+    with pytest.raises(SystemExit):
+        main(["check-guesses", "-\x1b[2Jcarol.csv"])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "write ./-\\x1b[2Jcarol.csv or put --" in err
 
 
 def test_the_readme_states_the_limit_on_lines_per_row():

@@ -34,8 +34,10 @@ def build_parser(argv: list[str] | None = None):
         def error(self, message):
             # a student's file named "-guesses.csv" is read as an unknown option
             if name := _dashed_file(sys.argv[1:] if argv is None else argv):
-                message += (f"; {name!r} is read as an option: to name the file, "
-                            f"write ./{name} or put -- before it")  # fmt: skip
+                from speclab.student_files import shown  # escapes what a terminal would obey
+
+                message += (f"; '{shown(name)}' is read as an option: to name the file, "
+                            f"write ./{shown(name)} or put -- before it")  # fmt: skip
             super().error(message)
 
         def _print_message(self, message, file=None):
