@@ -29,6 +29,7 @@ from speclab.i18n import (
     catalogue_path,
     mo_bytes,
     persian_digits,
+    prose_number,
     read_po,
     resolve,
     translator,
@@ -168,6 +169,15 @@ def test_a_message_is_english_text_and_translates_later():
 
 def test_persian_digits():
     assert persian_digits("3 of 10, k = 4") == "۳ of ۱۰, k = ۴"
+
+
+def test_a_persian_prose_number_has_the_handouts_separators():
+    # The Persian keys write 0.56 as ۰٫۵۶ (tests/test_i18n_lessons.py calls ۰.۹۷ a slip),
+    # and a thousands separator is the Arabic ٬, not a Latin comma.
+    assert prose_number(f"{0.5625:.2f}", "fa") == "۰٫۵۶"
+    assert prose_number(f"{336304:,}", "fa") == "۳۳۶٬۳۰۴"
+    assert prose_number(6, "fa") == "۶"
+    assert prose_number(f"{5670.25:,}", "zh") == "5,670.25" == prose_number("5,670.25", "en")
 
 
 # --- the checker in Persian and Chinese --------------------------------------------------

@@ -179,9 +179,15 @@ class Message(str):
         return template.format(**self.params)
 
 
+PERSIAN_SEPARATORS = str.maketrans({".": "\u066b", ",": "\u066c"})  # ٫ decimal, ٬ thousands
+
+
 def prose_number(value, lang: str) -> str:
-    """A number for a sentence of prose: Persian digits in Persian, as it is elsewhere."""
-    return persian_digits(str(value)) if lang == "fa" else str(value)
+    """A number for a sentence of prose: in Persian its digits and separators ('5,670.25' ->
+    '۵٬۶۷۰٫۲۵', as the handouts write them); in the other languages as it is."""
+    if lang != "fa":
+        return str(value)
+    return persian_digits(str(value)).translate(PERSIAN_SEPARATORS)
 
 
 def markdown_block(markdown: str, lang: str) -> str:
