@@ -9,19 +9,21 @@ import tomllib
 from speclab.paths import repo_root
 
 ROOT = repo_root()
-# pip name -> conda-forge name, where they differ (none today; add here when one does)
-CONDA_NAMES: dict[str, str] = {}
+# pip name -> conda-forge name, where they differ. conda, unlike pip, does not read - and _
+# as the same letter, so a conda name is compared exactly (conda-forge's package pages).
+CONDA_NAMES = {"arabic-reshaper": "arabic_reshaper", "playwright": "playwright-python"}
 
 
 def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def split_requirement(text: str) -> tuple[str, str]:
-    """'numpy>=1.26' -> ('numpy', '>=1.26')."""
+def split_requirement(text: str, exact: bool = False) -> tuple[str, str]:
+    """'numpy>=1.26' -> ('numpy', '>=1.26'); the name as pip reads it, or `exact` as conda does."""
     match = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)\s*(.*?)\s*", text)
     assert match, text
-    return normalise(match.group(1)), match.group(2).replace(" ", "")
+    name = match.group(1) if exact else normalise(match.group(1))
+    return name, match.group(2).replace(" ", "")
 
 
 def pyproject() -> dict:
@@ -57,7 +59,7 @@ def conda_environment() -> tuple[dict[str, str], list[str]]:
         if raw.startswith(" " * 6):
             pip.append(item)
         else:
-            name, spec = split_requirement(item)
+            name, spec = split_requirement(item, exact=True)
             conda[name] = spec
     return conda, pip
 
