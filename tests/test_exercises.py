@@ -253,6 +253,22 @@ def test_file_errors_are_one_clear_line(tmp_path, capsys, name, content, phrase)
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(("lang", "phrase"), [("en", "no such file"), ("fa", "چنین پرونده‌ای نیست")])
+def test_a_notebook_shows_a_bad_file_as_one_line_in_the_learners_language(tmp_path, lang, phrase):
+    # IPython, as a notebook's kernel runs it: the cell lesson 02 asks a student to edit,
+    # with a file name mistyped. Run apart, so that the shell's state stays out of the tests.
+    cell = f"from speclab.exercises import check_guesses\ncheck_guesses('nope.csv', lang={lang!r})"
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        f"InteractiveShell.instance().run_cell({cell!r})"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    shown = (result.stdout + result.stderr).strip()
+    assert shown == f"GuessFileError: nope.csv: {phrase}"
+
+
 def test_missing_file_and_folder(tmp_path, capsys):
     with pytest.raises(GuessFileError, match="no such file"):
         check_guesses(tmp_path / "nope.csv")

@@ -503,8 +503,13 @@ def check_guesses(
     """
     tr = translator(lang)
     path = Path(path)
-    text = read_text(path)
-    return _as_frame([checked_row(row, path_symbols, tr) for row in data_rows(text, path)])
+    try:
+        text = read_text(path)
+        rows = [checked_row(row, path_symbols, tr) for row in data_rows(text, path)]
+    except GuessFileError as error:
+        error.lang = lang  # a notebook shows it in the learner's language
+        raise
+    return _as_frame(rows)
 
 
 def _as_frame(records: list[dict]) -> pd.DataFrame:

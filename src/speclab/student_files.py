@@ -30,7 +30,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from speclab.i18n import N_, Message
+from speclab.i18n import N_, Message, translator
 
 # A quoted cell may hold line breaks, but a guess is a few letters: once a stray quote has
 # run on to the end of a file, a later record that runs on for more lines than this is taken
@@ -49,9 +49,16 @@ class GuessFileError(ValueError):
     the learner's language.
     """
 
+    lang: str | None = None  # the learner's language, once the checker knows it
+
     def __init__(self, template: str, **params):
         self.message = Message(template, params)
         super().__init__(self.message)
+
+    def _render_traceback_(self) -> list[str]:
+        """What a notebook shows (IPython asks for this): the one line, in the learner's
+        language, not a traceback through speclab's code that a typo in a file name caused."""
+        return [f"{type(self).__name__}: {self.message.text(translator(self.lang))}"]
 
 
 def shown(text: str) -> str:
