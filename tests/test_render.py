@@ -5,6 +5,9 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from speclab.decoding import DecodeResult, Round, greedy_decode, speculative_decode
 from speclab.drafters import PromptLookupDrafter
@@ -13,6 +16,7 @@ from speclab.render import (
     ANSI_STYLES,
     PLAIN_MARKS,
     ROLES,
+    code_span,
     legend_ansi,
     legend_html,
     pieces,
@@ -20,6 +24,7 @@ from speclab.render import (
     render_html,
     round_role,
     round_rows,
+    token_markdown,
     token_roles,
 )
 from speclab.tokenizer import decode
@@ -163,3 +168,20 @@ def test_roles_of_a_real_run_match_its_counts():
     assert roles.count("accepted") == result.accepted_count
     assert len(roles) - roles.count("accepted") == len(result.rounds)
     assert [t for t, _, _ in token_roles(result)] == result.tokens
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("`*_<>&\\[] a'"), min_size=1, max_size=12))
+def test_a_code_span_shows_its_text_as_it_is(text):
+    # The oracle is a CommonMark renderer (markdown-it, as JupyterLab's is CommonMark too).
+    rendered = MarkdownIt().renderInline(code_span(text))
+    assert rendered.startswith("<code>") and rendered.endswith("</code>"), rendered
+    assert html.unescape(rendered[len("<code>") : -len("</code>")]) == text
+
+
+def test_a_token_in_a_sentence_is_shown_as_itself():
+    for token, shown in ((96, "'`'"), (42, "'*'"), (60, "'<'"), (10, "'\\n'"), (32, "'\u2423'")):
+        assert (
+            MarkdownIt().renderInline(token_markdown(token))
+            == f"<code>{html.escape(shown, quote=False)}</code>"
+        )

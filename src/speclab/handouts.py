@@ -73,7 +73,8 @@ PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
 MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
 BLANK = re.compile(r"_{4,}")
-EXERCISE_HEADING = re.compile(r"\s*exercise\b", re.IGNORECASE)  # printed on one page if it fits
+# An exercise's section is printed on one page if it fits: its heading in each language.
+EXERCISE_HEADING = re.compile(r"\s*(?:exercise\b|练习|تمرین)", re.IGNORECASE)
 
 
 FONTS = {
@@ -89,6 +90,10 @@ WORDS = {  # the words a page itself adds, per language
 RTL_STYLE = """
 html[dir="rtl"] th, html[dir="rtl"] td { text-align: right; }
 html[dir="rtl"] code, html[dir="rtl"] pre { direction: ltr; unicode-bidi: isolate; }
+/* <bdi> holds a formula or a board typed as data: left to right, never split over two lines
+   (its halves would swap places); a table cell of numbers alone (a board) reads left to right. */
+html[dir="rtl"] bdi { direction: ltr; white-space: nowrap; }
+html[dir="rtl"] td { unicode-bidi: plaintext; }
 """
 
 
@@ -323,13 +328,14 @@ def html_document(
     banner_text, page_word, of_word = WORDS[lang]
     banner = f'<div class="answers-banner">{banner_text}</div>' if answers else ""
     corner = "bottom-left" if DIRECTION[lang] == "rtl" else "bottom-right"
+    digits = ", persian" if lang == "fa" else ""  # the page number as the prose writes it
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="{lang}" dir="{DIRECTION[lang]}">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
         f"<style>{STYLE}{RTL_STYLE}\nhtml {{ font-family: {FONTS[lang]}; }}\n{size}\n"
-        f'@page {{ @{corner} {{ content: "{footer} \\00B7  {page_word} " counter(page) " {of_word} " '
-        "counter(pages); font-size: 8pt; color: #555; } }\n"
+        f'@page {{ @{corner} {{ content: "{footer} \\00B7  {page_word} " counter(page{digits}) '
+        f'" {of_word} " counter(pages{digits}); font-size: 8pt; color: #555; }} }}\n'
         "</style>\n</head>\n"
         f'<body class="{"answers" if answers else "handout"}">\n{banner}{body}</body>\n</html>\n'
     )

@@ -27,6 +27,7 @@ Left out: the rejected drafts themselves (the per-round table shows them).
 
 import codecs
 import html
+import re
 from dataclasses import dataclass
 
 from speclab.tokenizer import token_str
@@ -193,6 +194,22 @@ def render_ansi(result, color: bool = True, prompt: str | None = None) -> str:
 def shown_token(token: int) -> str:
     """One token for a table cell: a space as ␣, other invisible bytes escaped."""
     return "\u2423" if token == 32 else token_str(token)
+
+
+def code_span(text: str) -> str:
+    """`text` as a Markdown code span, shown as it is whatever it holds: a backtick, `*`, `<`
+    (CommonMark: a fence longer than any run of backticks inside, and a space on each side,
+    which the renderer removes, where the text starts or ends with one)."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    spaced = text[:1] == text[-1:] == " " and text.strip(" ")  # would lose a space each side
+    pad = " " if text[:1] == "`" or text[-1:] == "`" or spaced else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def token_markdown(token: int) -> str:
+    """One token in a sentence of Markdown: its shown_token in quotes, as code, so that a
+    backtick, `*` or `<` shows as itself and a newline as '\\n' (not as Markdown)."""
+    return code_span(f"'{shown_token(token)}'")
 
 
 def round_rows(result) -> list[dict]:

@@ -91,8 +91,13 @@ def forward_cost_figure(curves: dict, tolerance: float = 1.3, title: str | None 
             ax.set_xlim(0.5, n_max + 0.5)
             ax.grid(alpha=0.3)
             ax.spines[["top", "right"]].set_visible(False)
-        left.legend(loc="best")  # many curves: let matplotlib find the emptiest corner
-        right.legend(loc="best")
+        # One legend below both plots: on either, a legend of many curves covers some of them.
+        handles, labels = left.get_legend_handles_labels()
+        for handle, label in zip(*right.get_legend_handles_labels(), strict=True):
+            if label not in labels:  # the reference line and the band
+                handles.append(handle)
+                labels.append(label)
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4))
         if title:
             fig.suptitle(title, x=0.01, ha="left", fontsize=18)
         plt.close(fig)

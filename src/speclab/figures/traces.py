@@ -211,8 +211,10 @@ def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
         ax.set_xlabel("round")
         ax.set_ylabel("k asked (outline), accepted (filled)")
         ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))  # round 2.5: no
         handles = ax.get_legend_handles_labels()[0] + [rejected]
-        ax.legend(handles=handles, loc="upper right", ncols=3, fontsize=12)
+        # Above the plot, not on it: every round's bar may be as tall as the largest k.
+        fig.legend(handles=handles, loc="outside upper right", ncols=len(handles), fontsize=12)
         if title:
             ax.set_title(title, loc="left")
         tidy(ax)

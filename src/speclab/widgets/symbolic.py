@@ -30,7 +30,7 @@ from speclab.widgets.base import Shown, figure_png, in_language, normalise, para
 # Lesson 01's quiz: number answers, so no language or spelling decides right and wrong.
 QUIZ_QUESTIONS = (
     N_("How many legs does a spider have?"),
-    "7 \u00d7 8 = ?",
+    N_("7 \u00d7 8 = ?"),  # translated only to be isolated as left to right in Persian
     N_("How many sides does a hexagon have?"),
     N_("How many degrees are in a right angle?"),
     N_("(the free square) How many minutes are in two hours?"),
