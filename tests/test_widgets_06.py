@@ -108,12 +108,14 @@ def test_acceptance_bars_are_the_rates_and_eq_1(report):
 def test_position_figure_has_one_panel_per_scenario_and_the_bars_are_the_shares(report):
     fig = figures.position_acceptance_figure(report, "lookup k=8")
     panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
-    assert [ax.get_title(loc="left") for ax in panels] == ["copy-heavy", "free text"]
+    titles = [ax.get_title(loc="left") for ax in panels]
+    assert [title.split(" (\u03b1 = ")[0] for title in titles] == ["copy-heavy", "free text"]
     row = next(
         r
         for r in report["results"]
         if r["scenario"] == "copy-heavy" and r["method"] == "lookup k=8"
     )
+    assert titles[0] == f"copy-heavy (\u03b1 = {row['alpha_leviathan']:.2f})"  # the dashed line's
     reached = np.array(row["position_reached"])
     expected = np.divide(row["position_accepted"], reached, where=reached > 0,
                          out=np.zeros(reached.size))  # fmt: skip
@@ -138,7 +140,7 @@ def test_time_figure_bars_add_up_to_one_over_speedup(report):
 def test_adaptive_trace_figure(report):
     trace = report["adaptive"]["free text"]["lookup"]["trace"]
     fig = figures.adaptive_trace_figure(trace, "free text")
-    labels = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+    labels = [text.get_text() for text in fig.legends[0].get_texts()]  # above the bars
     modes = {d["mode"] for d in trace}
     assert labels[-1] == "drafted, not accepted"  # the white part of a bar, whatever the mode
     assert {label.split(" (")[0] for label in labels[:-1]} == modes

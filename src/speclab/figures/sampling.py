@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from speclab.figures.style import (
     OKABE_ITO,
@@ -178,7 +179,9 @@ def sampling_speed_figure(rows: Sequence[dict]) -> Figure:
         colours = [RULE_STYLES.get(name, (OKABE_ITO["blue"], "", "o"))[0] for name in names]
         hatches = [RULE_STYLES.get(name, ("", "", ""))[1] for name in names]
         ax.barh(y, median, 0.6, xerr=[low, high], color=colours, hatch=hatches,
-                edgecolor="black", capsize=6, label="measured (median, quartiles)")  # fmt: skip
+                edgecolor="black", capsize=6)  # fmt: skip
+        measured = Patch(facecolor="#BBBBBB", edgecolor="black",  # every bar, whatever its colour
+                         label="measured (median, quartiles)")  # fmt: skip
         predicted = [row.get("predicted") for row in rows]
         if any(v is not None for v in predicted):
             shown = [(i, v) for i, v in enumerate(predicted) if v is not None]
@@ -190,7 +193,9 @@ def sampling_speed_figure(rows: Sequence[dict]) -> Figure:
         ax.set_xlabel("time per token / plain sampling's (below 1 is faster)")
         right_edge = max([1.6, float((median + high).max())] + [v for v in predicted if v])
         ax.set_xlim(0, right_edge * 1.1)
-        fig.legend(loc="outside lower center", ncols=2, fontsize=12, markerscale=0.5)
+        handles = [measured] + ax.get_legend_handles_labels()[0]
+        fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=12,
+                   markerscale=0.5)  # fmt: skip
         ax.spines[["top", "right"]].set_visible(False)
         ax.grid(alpha=0.3, axis="x")
         plt.close(fig)

@@ -120,18 +120,22 @@ def position_acceptance_figure(report: dict, method: str = "lookup k=8") -> Figu
             style = DRAFTER_STYLES.get(row["drafter"], DRAFTER_STYLES["lookup"])
             ax.bar(positions, shares, color=style["color"], hatch=style["hatch"],
                    edgecolor="black")  # fmt: skip
-            for x, share, count in zip(positions, shares, reached, strict=True):
-                ax.text(x, share + 0.02, f"{count:.0f}", ha="center", fontsize=11)
             alpha = row["alpha_leviathan"]
             if np.isfinite(alpha):
-                ax.axhline(alpha, color="black", ls="--", lw=1.5, label=f"\u03b1 = {alpha:.2f}")
-                ax.legend(loc="lower left", fontsize=12)
-            ax.set_title(name, loc="left")
-            ax.set_xlabel("draft position")
+                ax.axhline(alpha, color="black", ls="--", lw=1.5, label="Leviathan \u03b1")
+            for x, share, count in zip(positions, shares, reached, strict=True):
+                ax.text(x, share + 0.02, f"{count:.0f}", ha="center", fontsize=11, zorder=3,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})  # fmt: skip
+            ax.set_title(name + (f" (\u03b1 = {alpha:.2f})" if np.isfinite(alpha) else ""),
+                         loc="left")  # fmt: skip
             ax.set_xticks(positions)
             ax.set_ylim(0, 1.15)
             tidy(ax)
         axes[0][0].set_ylabel(f"accepted when reached\n({method})")
+        fig.supxlabel("draft position (the number above a bar: the rounds that reached it)")
+        lines = [line for ax in axes[0] for line in ax.get_lines()][:1]  # one key for all panels
+        if lines:
+            fig.legend(handles=lines, loc="outside upper right", fontsize=12)
         plt.close(fig)
     return fig
 
