@@ -113,7 +113,12 @@ th { background: #eee; }
 .blank { display: inline-block; border-bottom: 1px solid var(--ink); height: 1.1em;
   vertical-align: bottom; max-width: 100%; }
 p.write { margin-top: 1.6em; }
-hr { border: 0; border-bottom: 1px solid var(--ink); margin: 2em 0 0.5em; } /* a ____ line */
+/* A line of ____ is a Markdown <hr>: where to write an answer. Alone, it is drawn as two lines
+   1.9em apart (a "why?" needs more than one line of handwriting); a run of them, as drawn. */
+hr { border: 0; border-top: 1px solid var(--ink); border-bottom: 1px solid var(--ink);
+  height: 1.9em; margin: 2em 0 0.5em; }
+hr:has(+ hr), hr + hr { border-bottom: 0; height: 0; margin-bottom: 1.9em; }
+hr + hr { margin-top: 0; }
 p.write .blank { width: 100% !important; }
 .figure { display: block; margin: 0.8em 0 1.2em; text-align: center; }
 .figure img { max-width: 100%; max-height: 11cm; }
