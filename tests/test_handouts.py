@@ -18,6 +18,7 @@ from speclab import cli, handouts
 from speclab.answer_check import answer_leaks
 from speclab.handout_folder import HandoutError
 from speclab.handouts import (
+    LONG_TABLE_ROWS,
     build_all,
     build_page,
     chromium_available,
@@ -67,7 +68,9 @@ def test_every_page_builds_to_html(source, tmp_path):
     for heading in re.findall(r"^#{1,3} (.+)$", markdown_text, flags=re.M):
         plain = re.sub(r"[*_`]", "", heading).strip()
         assert plain in visible_text(page), f"heading {plain!r} missing"
-    assert page.count("<table>") == len(re.findall(r"^\|[-:| ]+\|\s*$", markdown_text, re.M))
+    assert len(re.findall(r"<table[ >]", page)) == len(
+        re.findall(r"^\|[-:| ]+\|\s*$", markdown_text, re.M)
+    )
     assert "figure:" not in page  # every figure address was replaced by a drawn file
     for src in re.findall(r'<img src="([^"]+)"', page):
         assert (built.html.parent / src).is_file(), src
@@ -649,3 +652,17 @@ def test_a_figure_title_the_fonts_cannot_show_is_drawn_with_a_warning_not_refuse
     with pytest.warns(UserWarning, match="missing from font"):
         body = render_body(f"# Title\n\n![x]({address})\n", tmp_path, "figures")
     assert "<img" in body and list(tmp_path.glob("*.svg"))
+
+
+def test_only_a_long_table_may_break_across_pages(tmp_path):
+    # The glossary's table, kept whole, left its first page blank but for one paragraph.
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    # LONG_TABLE_ROWS rows with its header: kept whole; one row more: may break.
+    table = "| a | b |\n|---|---|\n" + "".join(f"| {i} | x |\n" for i in range(LONG_TABLE_ROWS - 1))
+    (lessons / "97_tables.md").write_text(
+        f"# T\n\n{table}\nand\n\n{table}| one | more |\n", "utf-8"
+    )
+    built = build_page(lessons / "97_tables.md", tmp_path, tmp_path / "figures", pdf=False)
+    page = built.html.read_text("utf-8")
+    assert page.count("<table>") == 1 and page.count('<table class="long">') == 1

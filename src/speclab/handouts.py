@@ -73,6 +73,7 @@ PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
 MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
 BLANK = re.compile(r"_{4,}")
+LONG_TABLE_ROWS = 20  # a table with more rows may break across pages (the glossary's)
 # An exercise's section is printed on one page if it fits: its heading in each language.
 EXERCISE_HEADING = re.compile(r"\s*(?:exercise\b|练习|تمرین)", re.IGNORECASE)
 
@@ -132,6 +133,7 @@ nav.index li { margin: 0.3em 0; }
   h1, h2, h3 { break-after: avoid; page-break-after: avoid; }
   section.exercise, table, tr, .figure, pre, blockquote {
     break-inside: avoid; page-break-inside: avoid; }
+  table.long { break-inside: auto; page-break-inside: auto; } /* its header repeats instead */
   h2 + p, h3 + p { break-after: avoid; page-break-after: avoid; }
   p, li { orphans: 3; widows: 3; }
   a { color: inherit; text-decoration: none; }
@@ -302,6 +304,11 @@ def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
             parts.append("</section>\n" if in_section else "")
             parts.append('<section class="exercise">\n' if exercise else "<section>\n")
             in_section = True
+        if token.type == "table_open":
+            end = next(i for i in range(index, len(tokens)) if tokens[i].type == "table_close")
+            rows = sum(t.type == "tr_open" for t in tokens[index:end])
+            if rows > LONG_TABLE_ROWS:  # kept whole, it would leave a page blank before it
+                token.attrSet("class", "long")
         env = {"line": token.map[0] + 1 if token.map else None}
         parts.append(md.renderer.render([token], md.options, env))
     if in_section:
