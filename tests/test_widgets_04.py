@@ -38,8 +38,9 @@ def test_moving_the_slider_remeasures_and_keeps_earlier_widths():
     assert "width <b>768</b>" in explorer.text.value and "12 heads" in explorer.text.value
     # (12 * 768^2 + 256 * 768) weights of 8 bytes: 58.2 MB read per forward
     assert "58.2 MB of weights" in explorer.text.value
-    labels = [t.get_text() for t in explorer.figure.axes[0].get_legend().get_texts()]
-    assert labels == ["width 128", "width 768"]
+    labels = [t.get_text() for t in explorer.figure.legends[0].get_texts()]  # below both plots
+    assert labels[:2] == ["width 128", "width 768"]  # then the reference line and the band
+    assert len(labels) == 4
     assert explorer.picture.value != before
 
 
