@@ -3,6 +3,7 @@
 import csv
 import json
 import os
+import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -179,7 +180,10 @@ def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
     import speclab.paths
     from speclab.weights import file_sha256
 
+    real_prompts = speclab.paths.prompts_dir()
+    full = load_report(speclab.paths.data_dir() / "bench" / "decode.json")  # `make bench`'s
     monkeypatch.setattr(speclab.paths, "repo_root", lambda: tmp_path)  # data_dir() follows it
+    shutil.copytree(real_prompts, speclab.paths.prompts_dir())  # what a full run decodes
     own, shipped = tmp_path / "build/bench/decode.json", tmp_path / "data/bench/decode.json"
     weights = tmp_path / "data/weights"
     weights.mkdir(parents=True)
@@ -189,10 +193,10 @@ def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
         name: {"sha256": file_sha256(weights / f"{name}.npz")} for name in ("target", "draft")
     }
 
-    def write(path, quick, machine="the learner's", models=shipped_models):
+    def write(path, quick, machine="the learner's", models=shipped_models, **settings):
         path.parent.mkdir(parents=True, exist_ok=True)
-        record = {"benchmark": "decode", "settings": {"quick": quick}, "machine": machine,
-                  "models": models}  # fmt: skip
+        record = {"benchmark": "decode", "settings": full["settings"] | {"quick": quick} | settings,
+                  "prompts": full["prompts"], "machine": machine, "models": models}  # fmt: skip
         path.write_text(json.dumps(record), encoding="utf-8")
 
     assert bench_decode.saved_report_path() is None
@@ -208,8 +212,10 @@ def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
     earlier = {"target": {"sha256": "0" * 64}, "draft": None}
     write(own, quick=False, models=earlier)  # `make bench` before the weights were updated
     assert bench_decode.saved_report_path() == shipped
-    write(own, quick=False, models=shipped_models | {"draft": None})  # `--drafter lookup`
-    assert bench_decode.saved_report_path() == own
+    write(own, quick=False, models=shipped_models | {"draft": None}, drafters=["lookup"])
+    assert bench_decode.saved_report_path() == shipped  # `--drafter lookup`: lesson 06 shows both
+    write(own, quick=False, k_values=[4])  # `--k 4`: not every k the lesson shows
+    assert bench_decode.saved_report_path() == shipped
     write(own, quick=False)  # `make bench`
     assert bench_decode.saved_report_path() == own
     shipped.unlink()
@@ -439,3 +445,32 @@ def test_what_fits_is_what_will_run_not_each_prompts_own_budget(models, prompts)
         run_decodes(target, None, scenarios, settings)
     runs, reference, _ = run_decodes(target, None, scenarios, replace(settings, max_new_tokens=6))
     assert {len(tokens) for tokens in reference.values()} == {6}
+
+
+def test_a_partial_run_never_replaces_the_full_report_lesson_06_shows(report, tmp_path):
+    from speclab.bench_decode import is_full_run, lesson_report
+    from speclab.paths import data_dir
+
+    shipped = load_report(data_dir() / "bench" / "decode.json")  # a full run: `make bench`
+    assert lesson_report(shipped) and not is_full_run(report)  # the tiny run: other prompts
+    for change in ({"quick": True}, {"k_values": [4]}, {"drafters": ["lookup"]},
+                   {"prompts_per_scenario": 1}, {"max_new_tokens": 8}):  # fmt: skip
+        assert not is_full_run(shipped | {"settings": shipped["settings"] | change}), change
+    out = tmp_path / "bench"
+    save_decode_report(report, out)  # no full report there yet: the usual names
+    json_path, _ = save_decode_report(shipped, out)  # a full run replaces a partial one
+    full = json_path.read_bytes()
+    assert json_path.name == "decode.json"
+    kept_path, csv_path = save_decode_report(report, out)
+    assert (kept_path.name, csv_path.name) == ("decode-partial.json", "decode-partial.csv")
+    assert json_path.read_bytes() == full
+
+
+def test_a_file_of_the_users_where_a_report_goes_is_left_alone(tmp_path, capsys):
+    out = tmp_path / "desk"
+    out.mkdir()
+    (out / "forward.csv").write_text("name,score\nana,3\n", encoding="utf-8")
+    assert main(["bench", "forward", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "forward.csv is not a speclab report" in err
+    assert (out / "forward.csv").read_text(encoding="utf-8") == "name,score\nana,3\n"

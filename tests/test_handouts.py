@@ -666,3 +666,14 @@ def test_only_a_long_table_may_break_across_pages(tmp_path):
     built = build_page(lessons / "97_tables.md", tmp_path, tmp_path / "figures", pdf=False)
     page = built.html.read_text("utf-8")
     assert page.count("<table>") == 1 and page.count('<table class="long">') == 1
+
+
+def test_the_closing_line_shows_a_folder_name_escaped(tmp_path, capsys):
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    (lessons / "96_x.md").write_text("# Lesson 96\n\ntext\n", "utf-8")
+    out = tmp_path / "a\nb\x1b[31m"  # a line break and a terminal's colour code in its name
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert status == 0 and printed.count("\n") == 1 and "\x1b" not in printed
+    assert "a\\nb\\x1b[31m" in printed and (out / "index.html").is_file()

@@ -513,6 +513,6 @@ def run_forward(args) -> int:
         f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}, "
         f"load average {load_text(machine)} (other work running makes timings noisy)\n"
         f"{describe_blas(machine)}\n"
-        f"saved {json_path} and {csv_path}"
+        f"saved {shown(str(json_path))} and {shown(str(csv_path))}"
     )
     return 0

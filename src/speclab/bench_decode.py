@@ -493,9 +493,14 @@ CSV_FIELDS = [
 def save_decode_report(report: dict, out: Path) -> tuple[Path, Path]:
     """decode.json (everything) and decode.csv (one row per scenario and method), together:
     lesson 06 reads both, so a failure leaves the previous pair, never a new JSON beside
-    an old CSV."""
+    an old CSV. A run lesson 06 would not show (`lesson_report`: partial, or of other
+    weights) goes to decode-partial.json and .csv instead where decode.json holds one it
+    would: a quick look never replaces the class's `make bench`."""
     out.mkdir(parents=True, exist_ok=True)
-    json_path, csv_path = out / "decode.json", out / "decode.csv"
+    name, kept = "decode", out / "decode.json"
+    if not lesson_report(report) and _is_full_run(kept) and _of_the_shipped_weights(kept):
+        name = "decode-partial"
+    json_path, csv_path = out / f"{name}.json", out / f"{name}.csv"
     rows = [{key: _csv_value(row[key]) for key in CSV_FIELDS} for row in report["results"]]
     files = {json_path: json.dumps(report, indent=1) + "\n", csv_path: csv_text(rows, CSV_FIELDS)}
     write_together(files)
@@ -528,7 +533,8 @@ def saved_report_path() -> Path | None:
     """The full decode report lesson 06 shows, if the clone has one.
 
     A learner's own full run (`make bench` writes build/bench/decode.json) comes first, so a
-    class sees its own machine; a `--quick` run there does not count, nor does a copy of the
+    class sees its own machine; a `--quick` or partial run there does not count (one
+    scenario, drafter or k, other prompts: `is_full_run`), nor does a copy of the
     shipped report, nor a run of other weights than the shipped ones (made before the clone
     was updated to new weights: its figures describe a model the lessons no longer use).
     Otherwise the report shipped in data/bench/, measured on a quiet machine.
@@ -548,11 +554,18 @@ def saved_report_path() -> Path | None:
 
 def _of_the_shipped_weights(path: Path) -> bool:
     """Whether a report timed the weights in data/weights/ (by the sha256 in its record)."""
+    try:
+        return _timed_the_shipped_weights(load_report(path))
+    except (OSError, ValueError):
+        return False
+
+
+def _timed_the_shipped_weights(report: dict) -> bool:
     from speclab.paths import weights_dir
     from speclab.weights import file_sha256
 
     try:
-        models = load_report(path)["models"]
+        models = report["models"]
         timed = {name: record["sha256"] for name, record in models.items() if record}
         return "target" in timed and all(
             sha == file_sha256(weights_dir() / f"{name}.npz") for name, sha in timed.items()
@@ -568,10 +581,33 @@ def _same_bytes(path: Path, other: Path) -> bool:
         return False
 
 
+def is_full_run(report: dict) -> bool:
+    """Whether a report measured what `make bench` measures: every drafter and k, every
+    shipped prompt with its own budget, not --quick. Lesson 06 reads every part of one."""
+    from speclab.scenarios import load_scenarios, prompts_sha256
+
+    settings, default = report["settings"], Settings()
+    whole = (
+        not settings["quick"]
+        and tuple(settings["drafters"]) == DRAFTERS
+        and tuple(settings["k_values"]) == K_VALUES
+        and settings["prompts_per_scenario"] is None
+        and settings["max_new_tokens"] is None
+        and settings["most_new_tokens"] is None
+        and settings["k_max"] == default.k_max
+    )
+    return whole and report["prompts"]["sha256"] == prompts_sha256(load_scenarios())
+
+
+def lesson_report(report: dict) -> bool:
+    """A report lesson 06 can show as the class's own: a full run of the shipped weights."""
+    return is_full_run(report) and _timed_the_shipped_weights(report)
+
+
 def _is_full_run(path: Path) -> bool:
     try:
-        return not load_report(path)["settings"]["quick"]
-    except (OSError, ValueError, KeyError):  # unreadable, or not a decode report
+        return is_full_run(load_report(path))
+    except (OSError, ValueError, KeyError, TypeError):  # unreadable, or not a decode report
         return False
 
 

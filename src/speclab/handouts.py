@@ -64,7 +64,7 @@ from speclab.handout_folder import (
     list_written_files,
     read_text_file,
 )
-from speclab.student_files import printable
+from speclab.student_files import printable, shown
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIGURE_NAME_CHARS = 80  # of a figure file's readable part (file systems allow 255 bytes)
@@ -653,8 +653,8 @@ def run(args: argparse.Namespace) -> int:
         restore()
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {CHROMIUM} not found)"
-    where = f"in {args.out}{note}; open {args.out / 'index.html'}"
-    print(printable(f"{len(built)} pages, {n_pdfs} PDFs {where}"))
+    where = f"in {shown(str(args.out))}{note}; open {shown(str(args.out / 'index.html'))}"
+    print(f"{len(built)} pages, {n_pdfs} PDFs {where}")  # a line break in a name shown as \n
     return 0
 
 

@@ -36,6 +36,9 @@ def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] =
         if (out / file).exists() and not (out / file).is_file():
             raise OSError(f"{name}: {out / file} is a folder, a pipe or a device, where the "
                           f"report's {file} goes; move it away or give another --out")  # fmt: skip
+        if (out / file).is_file() and not _a_report(out / file):
+            raise OSError(f"{name}: {out / file} is not a speclab report, and it is left as it "
+                          "is; give another --out")  # fmt: skip
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -43,6 +46,20 @@ def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] =
     except OSError as error:
         raise OSError(f"{name}: cannot write there ({error.strerror or error})") from None
     return out
+
+
+def _a_report(path: Path) -> bool:
+    """Whether a file where a report goes is one a benchmark wrote (so it may be replaced):
+    a JSON report names its benchmark; a CSV report starts with its scenario or setting."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return True  # the write will say what is wrong
+    if path.suffix == ".json":
+        return b'"benchmark":' in head
+    first = head.split(b"\n", 1)[0]
+    return first.startswith((b"scenario,", b"n_new,")) or not head
 
 
 def first_missing(path: Path) -> Path | None:
