@@ -2,6 +2,7 @@
 to end: it trains, resumes from its checkpoints (or refuses them, with a message), goes on with
 --init-from and exports."""
 
+import errno
 import os
 import subprocess
 import sys
@@ -1071,3 +1072,23 @@ def test_a_bad_scale_attention_is_one_line_before_anything_is_read(tmp_path, arg
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", *arguments)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "run").exists()
+
+
+def test_a_full_disk_is_named_and_the_checkpoint_kept(tmp_path, monkeypatch, capsys):
+    import speclab.train
+    from speclab import cli
+
+    run_dir, out = tmp_path / "run", tmp_path / "out.npz"
+    assert run_train("smoke", "--smoke", "--run-dir", run_dir, "--stop-at", "3").returncode == 0
+    before = (run_dir / "checkpoint.npz").read_bytes()
+
+    def full_disk(*args, **kwargs):  # np.savez's own error: no file named
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(speclab.train, "export", full_disk)
+    status = cli.main(["train", "smoke", "--smoke", "--run-dir", str(run_dir), "--steps", "2",
+                       "--out", str(out)])  # fmt: skip
+    printed = capsys.readouterr()
+    assert status == 1 and "exported to" not in printed.out + printed.err  # it was not
+    assert "no space left on the disk of" in printed.err and "kept whole" in printed.err
+    assert (run_dir / "checkpoint.npz").read_bytes() == before and not out.exists()

@@ -408,13 +408,13 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
     if step == started_at_step and step > 0:
         # the checkpoint was already at or past the last step: export it as it is
         until = f"--stop-at {stop_at}" if stop_at and stop_at < cfg.steps else f"steps={cfg.steps}"
-        exported = f", exported to {out}" if out is not None else ""
-        bar.write(f"checkpoint already at step {step} ({until}): nothing to train{exported}")
+        bar.write(f"checkpoint already at step {step} ({until}): nothing to train")
         if not log["history"] or log["history"][-1]["step"] != step:
             # saved by a Ctrl-C between validations: the validation a run ending here makes
             validate(step, log["seconds"], {})
         elif out is not None:
             export(params, config, cfg, corpus["record"], log, out, state)
+            bar.write(f"exported to {out}")  # said once it is so (a full disk can stop it)
     return log
 
 

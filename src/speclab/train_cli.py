@@ -308,7 +308,16 @@ def _run(args, name: str, run_dir: Path) -> int:
                     init_from=args.init_from, scale_heads=scales)  # fmt: skip
     except BrokenPipeError:
         raise  # the command line's own handling: a closed pipe ends quietly
-    except (ValueError, OSError) as error:
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):  # np.savez names no file
+            out = f" or of --out {args.out}" if args.out else ""
+            print(printable(f"speclab train: no space left on the disk of {run_dir}{out}; the last "
+                            f"checkpoint in {run_dir} is kept whole, and the same command goes on "
+                            "from it once there is room"), file=sys.stderr)  # fmt: skip
+        else:
+            print(printable(f"speclab train: {error}"), file=sys.stderr)
+        return 1
+    except ValueError as error:
         print(printable(f"speclab train: {error}"), file=sys.stderr)
         return 1
     except MemoryError as error:  # a recipe too big for this machine, e.g. --set batch_tokens=1e12
