@@ -200,3 +200,20 @@ def test_a_failed_benchmark_leaves_no_empty_out_folder(tmp_path, capsys):
     (tmp_path / "kept").mkdir()  # a folder that was there stays
     argv[-1] = str(tmp_path / "kept")
     assert main(argv) == 1 and (tmp_path / "kept").is_dir()
+
+
+def test_sigterm_during_a_benchmark_leaves_no_folder_it_made(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    from speclab import bench
+    from speclab.cli import main
+
+    def killed(args):  # `timeout` or `kill` while the benchmark runs
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM should have stopped the benchmark")
+
+    monkeypatch.setattr(bench, "run_forward", killed)
+    out = tmp_path / "new" / "bench"
+    assert main(["bench", "forward", "--out", str(out)]) == 143
+    assert "interrupted" in capsys.readouterr().err and not (tmp_path / "new").exists()

@@ -677,3 +677,13 @@ def test_the_closing_line_shows_a_folder_name_escaped(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert status == 0 and printed.count("\n") == 1 and "\x1b" not in printed
     assert "a\\nb\\x1b[31m" in printed and (out / "index.html").is_file()
+
+
+def test_a_failed_build_leaves_no_folder_it_made(tmp_path, capsys):
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    (lessons / "95_x.md").write_text("# L\n\n![x](figure:nope)\n", "utf-8")
+    out = tmp_path / "new" / "deep"
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    assert status == 1 and "unknown figure 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()

@@ -14,7 +14,7 @@ from dataclasses import asdict
 import numpy as np
 
 from speclab import bench, bench_decode
-from speclab.cli import path_argument
+from speclab.cli import path_argument, sigterm_stops_cleanly
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import first_missing, remove_empty_folders, writable_folder
@@ -100,6 +100,7 @@ def option_problem(args) -> str | None:
 
 def run(args) -> int:
     made = first_missing(args.out or bench_dir())  # the checks make --out: gone if it stays empty
+    restore = sigterm_stops_cleanly()  # `kill` or `timeout` cleans up as Ctrl-C does
     try:
         if problem := option_problem(args):
             print(printable(f"speclab bench {args.what}: {problem}"), file=sys.stderr)
@@ -108,6 +109,7 @@ def run(args) -> int:
             return run_decode(args)
         return bench.run_forward(args)
     finally:
+        restore()
         remove_empty_folders(args.out or bench_dir(), made)
 
 

@@ -200,15 +200,16 @@ def run_script(main, name: str) -> None:
     except KeyboardInterrupt:  # at once: while `signal` loads
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    restore_sigterm = sigterm_stops_cleanly()  # `kill` or `timeout`: the script's clean-up runs
     try:
         status = main()
         if sys.stdout is not None:
             sys.stdout.flush()
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): still say so
             raise KeyboardInterrupt
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         print("interrupted", file=sys.stderr)
-        status = 130
+        status = 143 if isinstance(error, Terminated) else 130
     except BrokenPipeError:
         _silence_stdout()
         status = 141
@@ -223,6 +224,7 @@ def run_script(main, name: str) -> None:
             print(printable(f"{name}: {error}"), file=sys.stderr)
             status = 1
     finally:
+        restore_sigterm()
         restore()
     sys.exit(status or 0)
 

@@ -64,6 +64,7 @@ from speclab.handout_folder import (
     list_written_files,
     read_text_file,
 )
+from speclab.report_files import first_missing, remove_empty_folders
 from speclab.student_files import printable, shown
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -637,6 +638,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(available_figures()))
         return 0
     restore = sigterm_stops_cleanly()  # `kill` or `timeout`: the hidden build folder removed too
+    made = first_missing(Path(args.out))  # a failed build leaves no empty folders it made
     try:
         built = build_all(args.lessons, args.out, pdf=args.pdf)
     except HandoutError as error:
@@ -651,6 +653,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         restore()
+        remove_empty_folders(Path(args.out), made)
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {CHROMIUM} not found)"
     where = f"in {shown(str(args.out))}{note}; open {shown(str(args.out / 'index.html'))}"
