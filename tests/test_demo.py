@@ -222,6 +222,15 @@ def test_a_prompt_of_undecodable_bytes_in_a_subprocess(weights):
     assert done.returncode == 2 and "Traceback" not in err and "not valid UTF-8" in err
 
 
+def test_a_utf8_prompt_under_an_ascii_locale_is_read_as_typed(weights):
+    # LC_ALL=C: Python reads argv as ASCII, so é's two UTF-8 bytes arrive as surrogates.
+    command = [sys.executable, "-m", "speclab", *demo_args(weights, "x")]
+    command[command.index("x")] = "h\u00e9".encode()
+    env = os.environ | {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    done = subprocess.run(command, capture_output=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+
+
 def test_no_traceback_in_a_subprocess(weights):
     status, out, err = run_cli(["demo", "x", "--k", "0"])
     assert status == 2 and "Traceback" not in err and err.count("\n") == 1

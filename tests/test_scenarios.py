@@ -157,6 +157,9 @@ def test_folder_level_errors(tmp_path):
     (tmp_path / "b.toml").unlink()
     with pytest.raises(ScenarioError, match="no scenario named 'huge'"):
         load_scenarios(tmp_path, names=["huge"])
+    # as `speclab demo --example free-text` spells a name: hyphens, case and spaces loose
+    assert [s.name for s in load_scenarios(tmp_path, names=["TINY"])] == ["tiny"]
+    assert [s.name for s in load_scenarios(prompts_dir(), names=["free-text"])] == ["free text"]
     with pytest.raises(ScenarioError, match="no such scenario file"):
         load_scenario(tmp_path / "missing.toml")
 

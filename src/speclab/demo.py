@@ -138,18 +138,23 @@ def _prompt_text(args) -> tuple[str, str]:
         raise DemoError("give a prompt (text) or --example NAME; see speclab demo --help")
     if not args.prompt:
         raise DemoError("the prompt is empty: give at least one character")
-    _check_text(args.prompt)
-    return "your prompt", args.prompt
+    return "your prompt", _check_text(args.prompt)
 
 
-def _check_text(prompt: str) -> None:
-    """The prompt must be text that UTF-8 can encode (it becomes one token per byte).
+def _check_text(prompt: str) -> str:
+    """The prompt as text that UTF-8 can encode (it becomes one token per byte).
 
     Bytes that are not UTF-8 reach Python's argv as lone surrogates U+DC80..U+DCFF
-    (surrogateescape), so name the byte the user typed rather than the surrogate.
+    (surrogateescape), so name the byte the user typed rather than the surrogate. Under an
+    ASCII locale (LC_ALL=C) even UTF-8 arrives so: the bytes typed are read as UTF-8 first.
     """
     try:
+        prompt = os.fsencode(prompt).decode("utf-8")
+    except (UnicodeError, ValueError):
+        pass  # not UTF-8 in the file system's encoding either: named below
+    try:
         prompt.encode("utf-8")
+        return prompt
     except UnicodeEncodeError as error:
         character = prompt[error.start]
         code = ord(character)

@@ -149,10 +149,16 @@ def load_scenarios(folder=None, names=None) -> list[Scenario]:
     if duplicate := next((n for n in seen if seen.count(n) > 1), None):
         raise ScenarioError(f"{folder}: two files use the scenario name {duplicate!r}")
     if names is not None:
-        if missing := [n for n in names if n not in seen]:
+        wanted = {_loose(n) for n in names}  # `free-text` as `speclab demo --example` spells it
+        if missing := [n for n in names if _loose(n) not in map(_loose, seen)]:
             raise ScenarioError(f"no scenario named {missing[0]!r} (have: {', '.join(seen)})")
-        scenarios = [s for s in scenarios if s.name in names]
+        scenarios = [s for s in scenarios if _loose(s.name) in wanted]
     return scenarios
+
+
+def _loose(name: str) -> str:
+    """A scenario's name as it may be typed: 'free-text', 'Free_Text' -> 'free text'."""
+    return re.sub(r"[-_\s]+", " ", name).strip().lower()
 
 
 def prompts_sha256(scenarios: list[Scenario]) -> str:
