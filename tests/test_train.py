@@ -1092,3 +1092,17 @@ def test_a_full_disk_is_named_and_the_checkpoint_kept(tmp_path, monkeypatch, cap
     assert status == 1 and "exported to" not in printed.out + printed.err  # it was not
     assert "no space left on the disk of" in printed.err and "kept whole" in printed.err
     assert (run_dir / "checkpoint.npz").read_bytes() == before and not out.exists()
+
+
+def test_out_onto_a_shipped_model_says_how_to_get_it_back(tmp_path, monkeypatch, capsys):
+    import speclab.paths
+    from speclab import cli
+
+    monkeypatch.setattr(speclab.paths, "weights_dir", lambda: tmp_path / "weights")
+    (tmp_path / "weights").mkdir()
+    for out, noted in ((tmp_path / "weights" / "target.npz", True), (tmp_path / "t.npz", False)):
+        status = cli.main(["train", "smoke", "--smoke", "--run-dir", str(tmp_path / out.stem),
+                           "--out", str(out)])  # fmt: skip
+        err = capsys.readouterr().err
+        assert status == 0 and out.is_file()
+        assert ("replaces the shipped weights" in err) == noted and ("git checkout" in err) == noted

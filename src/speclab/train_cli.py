@@ -293,6 +293,17 @@ def run(args) -> int:
         remove_if_unused(run_dir, made)  # a failed start: no empty folders left behind
 
 
+def _is_shipped(out: Path) -> bool:
+    """Whether `out` is one of the weights files shipped in data/weights/."""
+    from speclab.paths import weights_dir
+
+    try:
+        return any(out.resolve() == (weights_dir() / f"{name}.npz").resolve()
+                   for name in ("target", "draft"))  # fmt: skip
+    except OSError:
+        return False
+
+
 def _run(args, name: str, run_dir: Path) -> int:
     try:
         cfg = _recipe(args, name)
@@ -303,6 +314,10 @@ def _run(args, name: str, run_dir: Path) -> int:
     if problem:
         print(printable(f"speclab train: {problem}"), file=sys.stderr)
         return 2
+    if args.out is not None and _is_shipped(args.out):  # allowed: how a new model is shipped
+        print(printable(f"speclab train: note: --out {args.out} replaces the shipped weights the "
+                        f"lessons use, once training ends; `git checkout -- {args.out}` brings "
+                        "them back"), file=sys.stderr)  # fmt: skip
     try:
         log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
                     init_from=args.init_from, scale_heads=scales)  # fmt: skip
