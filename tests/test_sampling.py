@@ -531,18 +531,43 @@ def test_model_drafter_samples_from_its_own_distribution(tiny_pair):
     assert drafter.propose_with_probs(tokens, 0, settings, rng)[1].shape == (0, 256)
 
 
-def test_model_drafter_draws_its_drafts_from_p_draft(tiny_pair):
+def peaked(model, factor=30.0):
+    """A random model with its final layer norm's gain times `factor`: its logits spread
+    about 2 units instead of 0.08, so its distributions are far from uniform and a test of
+    sampling can tell a wrong one (a random model's own are within 2 % of uniform)."""
+    params = copy.deepcopy(model.params)
+    params["ln_f"]["g"] = params["ln_f"]["g"] * factor
+    return Model(model.config, params, {}, name=f"peaked {model.name}")
+
+
+@pytest.fixture(scope="module")
+def peaked_pair(tiny_pair):
+    return tuple(peaked(model) for model in tiny_pair)
+
+
+def uniform_over(p):
+    return (p > 0) / np.count_nonzero(p)
+
+
+def test_model_drafter_draws_its_drafts_from_p_draft(peaked_pair):
     """Speculative sampling is exact only if each draft is a draw from the p_draft returned
     beside it: 4,000 first drafts from one context against p_draft[0]."""
-    _, draft = tiny_pair
+    _, draft = peaked_pair
     settings = SamplingSettings(0.9, top_k=50)
     rng = np.random.default_rng(11)
     counts, tokens = np.zeros(256), encode("hello wor")
     for _ in range(4000):
         drafts, p_draft = ModelDrafter(draft).propose_with_probs(tokens, 1, settings, rng)
         counts[drafts[0]] += 1
-    assert chi_square_test(counts, p_draft[0]).p_value > SIGNIFICANCE
-    assert chi_square_test(np.roll(counts, 1), p_draft[0]).rejects()  # the test can tell
+    q = p_draft[0]
+    assert chi_square_test(counts, q).p_value > SIGNIFICANCE
+    # The test can tell: q is far from uniform over its support, and the same counts reject
+    # that uniform and the model's distribution at another temperature.
+    assert 0.5 * np.abs(q - uniform_over(q)).sum() > 0.2
+    logits = forward(draft.params, draft.config, tokens)[-1]
+    hotter = sampling_distribution(logits, SamplingSettings(1.3, top_k=50))
+    assert chi_square_test(counts, uniform_over(q)).rejects()
+    assert chi_square_test(counts, hotter).rejects()
 
 
 def near_draft(target, scale=0.02, seed=1):
@@ -554,13 +579,20 @@ def near_draft(target, scale=0.02, seed=1):
     return Model(target.config, params, {}, name="near draft")
 
 
-def test_decoders_sample_the_target_distribution(tiny_pair):
-    """The decoders wire the rule correctly: their first two tokens follow the target; the
-    same harness catches the biased rule, so it can fail."""
-    target, _ = tiny_pair
+@pytest.mark.parametrize(
+    "settings",
+    [SamplingSettings(1.0, top_k=3), SamplingSettings(0.6, top_k=4, top_p=0.9)],
+    ids=["T=1 top_k=3", "T=0.6 top_k=4 top_p=0.9"],
+)
+def test_decoders_sample_the_target_distribution(peaked_pair, settings):
+    """The decoders wire the rule and the settings correctly: their first two tokens follow
+    the target's distribution under those settings; the same harness catches the biased
+    rule and a decoder that samples uniformly or at another temperature, so it can fail."""
+    target, _ = peaked_pair
     draft = near_draft(target)
-    prompt = encode("ab")
-    settings = SamplingSettings(1.0, top_k=3)  # 3 tokens per position: a small table
+    prompt = encode("ab")  # a few tokens per position (top_k, top_p): a small table
+    options = {"temperature": settings.temperature, "top_k": settings.top_k,
+               "top_p": settings.top_p}  # fmt: skip
     cache = KVCache(target.config)
     p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1], settings)
     q0 = sampling_distribution(forward(draft.params, draft.config, prompt)[-1], settings)
@@ -573,16 +605,36 @@ def test_decoders_sample_the_target_distribution(tiny_pair):
     rng = np.random.default_rng(10)
     counts = {name: np.zeros(256 * 256) for name in ("plain", "exact", "biased")}
     for _ in range(1500):
-        plain = greedy_decode(target, prompt, 2, rng=rng, temperature=1.0, top_k=3).tokens
+        plain = greedy_decode(target, prompt, 2, rng=rng, **options).tokens
         counts["plain"][plain[0] * 256 + plain[1]] += 1
         # "exact": the default rule, as a learner would call it
         for name, rule in (("exact", {}), ("biased", {"rule": biased_resample_step})):
             spec = speculative_decode(target, ModelDrafter(draft), prompt, 2, 1, rng=rng,
-                                      temperature=1.0, top_k=3, **rule).tokens  # fmt: skip
+                                      **options, **rule).tokens  # fmt: skip
             counts[name][spec[0] * 256 + spec[1]] += 1
     for name in ("plain", "exact"):
         assert chi_square_test(counts[name], exact.ravel()).p_value > SIGNIFICANCE, name
-    assert chi_square_test(counts["biased"], exact.ravel()).rejects()
+    if settings.top_p is None:  # with top_p, 2 first tokens of 86 % overlap: too little bias
+        assert chi_square_test(counts["biased"], exact.ravel()).rejects()  # to see in 1,500
+    # The counts tell the target's table from a uniform one over the same pairs, and from
+    # the table at another temperature (a decoder that ignored `temperature`).
+    assert chi_square_test(counts["exact"], uniform_over(exact.ravel())).rejects()
+    assert chi_square_test(counts["exact"], other_temperature(target, prompt, settings)).rejects()
+
+
+def other_temperature(target, prompt, settings):
+    """The two-token table of `target` after `prompt` at another temperature, as a decoder
+    that ignored `settings.temperature` would sample it."""
+    wrong = SamplingSettings(settings.temperature * 1.6, top_k=settings.top_k,
+                             top_p=settings.top_p)  # fmt: skip
+    cache = KVCache(target.config)
+    p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1], wrong)
+    table = np.zeros((256, 256))
+    for a in np.flatnonzero(p0):
+        logits = forward(target.params, target.config, [int(a)], cache)[-1]
+        table[a] = p0[a] * sampling_distribution(logits, wrong)
+        cache.truncate(len(prompt))
+    return table.ravel()
 
 
 # --- the real models: 100,000 seeded rounds --------------------------------------------
