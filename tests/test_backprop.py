@@ -41,6 +41,19 @@ def check_against_finite_differences(params, rng, inputs, targets, grads, loss_o
             numeric = (plus - minus) / 2e-6
             # key biases have an exactly zero gradient (softmax ignores a shift), so compare absolutely too
             assert abs(numeric - flat_grads[name][index]) <= 1e-6 * max(1.0, abs(numeric)), name
+        # and along one random direction of the whole tensor: every entry counts (four
+        # sampled entries missed a wrong row of wpe), as <gradient, direction>
+        direction = rng.standard_normal(value.shape)
+        direction /= np.linalg.norm(direction)
+        old = value.copy()
+        value += 1e-6 * direction
+        plus = loss_only()
+        value[...] = old - 1e-6 * direction
+        minus = loss_only()
+        value[...] = old
+        numeric = (plus - minus) / 2e-6
+        along = float(np.sum(flat_grads[name] * direction))
+        assert abs(numeric - along) <= 1e-6 * max(1.0, abs(numeric)), (name, "direction")
 
 
 @pytest.mark.parametrize("query_block", [64, 4, 1])  # one block; 4 + 2 rows; a row a block

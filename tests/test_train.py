@@ -25,6 +25,10 @@ def test_schedule_warms_up_and_decays():
     assert learning_rate(9, cfg) == pytest.approx(1.0)
     assert learning_rate(100, cfg) == pytest.approx(0.1)
     assert learning_rate(50, cfg) < learning_rate(20, cfg)
+    # a cosine, not a straight line: halfway (step 55) 0.1 + 0.9 * (1 + cos(pi / 2)) / 2, a
+    # third of the way (step 40) 0.1 + 0.9 * (1 + cos(pi / 3)) / 2
+    assert learning_rate(55, cfg) == pytest.approx(0.55)
+    assert learning_rate(40, cfg) == pytest.approx(0.775)
 
 
 def test_smoke_run_trains_resumes_and_exports(tmp_path):
@@ -86,6 +90,24 @@ def test_adamw_first_steps_by_hand():
     adamw_step(decayed, zero, state, 0, 0.1, TrainConfig(weight_decay=0.5))
     np.testing.assert_allclose(decayed["w"], [[0.95, 1.9]])  # times 1 - lr * decay
     np.testing.assert_allclose(decayed["b"], [1.0, 2.0])  # biases and gains are not decayed
+
+
+def test_adamw_clips_the_gradient_norm_to_grad_clip():
+    """A gradient of norm 10 is scaled to norm 1 before it enters the moments; one of norm
+    0.1 is not. Adam's first step is lr against the sign whatever the scale, so the second
+    step shows it: with g1 = (6, 8) clipped to (0.6, 0.8) and g2 = (0.06, -0.08),
+    m = 0.9 * 0.1 * g1' + 0.1 * g2 = (0.06, 0.064), v = 0.95 * 0.05 * g1'^2 + 0.05 * g2^2
+    = (0.01728, 0.03072), and the step is lr * (m / 0.19) / sqrt(v / 0.0975)."""
+    from speclab.train import adamw_step
+
+    cfg = TrainConfig(weight_decay=0.0, grad_clip=1.0)
+    params = {"b": np.array([0.0, 0.0])}
+    state = {key: {"b": np.zeros(2)} for key in "mv"}
+    assert adamw_step(params, {"b": np.array([6.0, 8.0])}, state, 0, 0.01, cfg) == pytest.approx(10)
+    np.testing.assert_allclose(params["b"], [-0.01, -0.01], rtol=1e-6)
+    adamw_step(params, {"b": np.array([0.06, -0.08])}, state, 1, 0.01, cfg)
+    m_hat, v_hat = np.array([0.06, 0.064]) / 0.19, np.array([0.01728, 0.03072]) / 0.0975
+    np.testing.assert_allclose(params["b"], -0.01 - 0.01 * m_hat / np.sqrt(v_hat), rtol=1e-6)
 
 
 def test_resume_with_another_recipe_is_a_clear_error(tmp_path):
