@@ -134,6 +134,9 @@ def test_translated_pages_carry_language_direction_and_fonts(tmp_path, lang, dir
     assert f'<html lang="{lang}" dir="{direction}">' in page
     assert ("Noto Sans CJK SC" if lang == "zh" else "Noto Naskh Arabic") in page
     assert "Answer key" not in page and ("答案" if lang == "zh" else "پاسخ‌نامه") in page
+    # the footer: page numbers in Persian digits, and no · (beside Persian it reads as ۰)
+    persian = "counter(page, persian)" in page and "\\00B7" not in page
+    assert persian == (lang == "fa")
 
 
 def test_make_handouts_builds_the_translations(tmp_path):

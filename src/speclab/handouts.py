@@ -342,12 +342,13 @@ def html_document(
     banner = f'<div class="answers-banner">{banner_text}</div>' if answers else ""
     corner = "bottom-left" if DIRECTION[lang] == "rtl" else "bottom-right"
     digits = ", persian" if lang == "fa" else ""  # the page number as the prose writes it
+    between = "\\2014" if lang == "fa" else "\\00B7"  # a · beside Persian text reads as ۰
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="{lang}" dir="{DIRECTION[lang]}">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
         f"<style>{STYLE}{RTL_STYLE}\nhtml {{ font-family: {FONTS[lang]}; }}\n{size}\n"
-        f'@page {{ @{corner} {{ content: "{footer} \\00B7  {page_word} " counter(page{digits}) '
+        f'@page {{ @{corner} {{ content: "{footer} {between}  {page_word} " counter(page{digits}) '
         f'" {of_word} " counter(pages{digits}); font-size: 8pt; color: #555; }} }}\n'
         "</style>\n</head>\n"
         f'<body class="{"answers" if answers else "handout"}">\n{banner}{body}</body>\n</html>\n'
