@@ -473,3 +473,17 @@ def test_a_file_of_the_users_where_a_report_goes_is_left_alone(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "forward.csv is not a speclab report" in err
     assert (out / "forward.csv").read_text(encoding="utf-8") == "name,score\nana,3\n"
+
+
+def test_a_scenario_file_being_edited_never_crashes_the_save_or_replaces_the_report(
+    report, tmp_path, monkeypatch
+):
+    from speclab.paths import data_dir
+
+    out = tmp_path / "bench"
+    full = load_report(data_dir() / "bench" / "decode.json")
+    assert save_decode_report(full, out)[0].name == "decode.json"
+    monkeypatch.setattr(bench_decode, "_shipped_prompts_sha256", lambda: None)  # unreadable
+    for run in (report, full):  # neither can be told full now: both kept beside it
+        assert save_decode_report(run, out)[0].name == "decode-partial.json"
+    assert load_report(out / "decode.json") == full

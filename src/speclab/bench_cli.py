@@ -19,7 +19,7 @@ from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import first_missing, remove_empty_folders, writable_folder
 from speclab.scenarios import load_scenarios
-from speclab.student_files import printable
+from speclab.student_files import printable, shown
 from speclab.timing import describe_blas, load_average
 from speclab.weights import DRAFT_DTYPE, load
 
@@ -181,5 +181,6 @@ def run_decode(args) -> int:
     if json_path.name != "decode.json":
         print(printable(f"kept {args.out / 'decode.json'}: a full run of the shipped models, which "
                         "lesson 06 shows; this run is not one, so it is saved beside it"))  # fmt: skip
-    print(printable(f"{describe_blas(report['machine'])}\nsaved {json_path} and {csv_path}"))
+    print(printable(describe_blas(report["machine"])))
+    print(f"saved {shown(str(json_path))} and {shown(str(csv_path))}")
     return 0 if report["equal_to_greedy"]["all_equal"] else 3

@@ -498,7 +498,9 @@ def save_decode_report(report: dict, out: Path) -> tuple[Path, Path]:
     would: a quick look never replaces the class's `make bench`."""
     out.mkdir(parents=True, exist_ok=True)
     name, kept = "decode", out / "decode.json"
-    if not lesson_report(report) and _is_full_run(kept) and _of_the_shipped_weights(kept):
+    unsure = _shipped_prompts_sha256() is None and kept.exists()  # keep what may be full
+    if unsure or (not lesson_report(report) and _is_full_run(kept)
+                  and _of_the_shipped_weights(kept)):  # fmt: skip
         name = "decode-partial"
     json_path, csv_path = out / f"{name}.json", out / f"{name}.csv"
     rows = [{key: _csv_value(row[key]) for key in CSV_FIELDS} for row in report["results"]]
@@ -584,19 +586,28 @@ def _same_bytes(path: Path, other: Path) -> bool:
 def is_full_run(report: dict) -> bool:
     """Whether a report measured what `make bench` measures: every drafter and k, every
     shipped prompt with its own budget, not --quick. Lesson 06 reads every part of one."""
-    from speclab.scenarios import load_scenarios, prompts_sha256
-
     settings, default = report["settings"], Settings()
     whole = (
         not settings["quick"]
-        and tuple(settings["drafters"]) == DRAFTERS
+        and set(settings["drafters"]) == set(DRAFTERS)
         and tuple(settings["k_values"]) == K_VALUES
         and settings["prompts_per_scenario"] is None
         and settings["max_new_tokens"] is None
         and settings["most_new_tokens"] is None
         and settings["k_max"] == default.k_max
     )
-    return whole and report["prompts"]["sha256"] == prompts_sha256(load_scenarios())
+    return whole and report["prompts"]["sha256"] == _shipped_prompts_sha256()
+
+
+def _shipped_prompts_sha256() -> str | None:
+    """The hash of data/prompts/ as it is now; None if a file there cannot be read (a
+    scenario being edited): then no run counts as full, and none replaces decode.json."""
+    from speclab.scenarios import load_scenarios, prompts_sha256
+
+    try:
+        return prompts_sha256(load_scenarios())
+    except (OSError, ValueError):
+        return None
 
 
 def lesson_report(report: dict) -> bool:

@@ -146,12 +146,14 @@ def _check_text(prompt: str) -> str:
 
     Bytes that are not UTF-8 reach Python's argv as lone surrogates U+DC80..U+DCFF
     (surrogateescape), so name the byte the user typed rather than the surrogate. Under an
-    ASCII locale (LC_ALL=C) even UTF-8 arrives so: the bytes typed are read as UTF-8 first.
+    ASCII locale (LC_ALL=C with PYTHONUTF8=0) even UTF-8 arrives so: such bytes are read as
+    UTF-8 first.
     """
-    try:
-        prompt = os.fsencode(prompt).decode("utf-8")
-    except (UnicodeError, ValueError):
-        pass  # not UTF-8 in the file system's encoding either: named below
+    if any("\udc80" <= char <= "\udcff" for char in prompt):  # bytes argv could not decode
+        try:
+            prompt = os.fsencode(prompt).decode("utf-8")
+        except (UnicodeError, ValueError):
+            pass  # not UTF-8 either: named below
     try:
         prompt.encode("utf-8")
         return prompt

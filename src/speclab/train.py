@@ -411,9 +411,10 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
         bar.write(f"checkpoint already at step {step} ({until}): nothing to train")
         if not log["history"] or log["history"][-1]["step"] != step:
             # saved by a Ctrl-C between validations: the validation a run ending here makes
-            validate(step, log["seconds"], {})
+            validate(step, log["seconds"], {})  # which exports to out, if given
         elif out is not None:
             export(params, config, cfg, corpus["record"], log, out, state)
+        if out is not None:
             bar.write(f"exported to {out}")  # said once it is so (a full disk can stop it)
     return log
 

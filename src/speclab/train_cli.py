@@ -316,7 +316,7 @@ def _run(args, name: str, run_dir: Path) -> int:
         return 2
     if args.out is not None and _is_shipped(args.out):  # allowed: how a new model is shipped
         print(printable(f"speclab train: note: --out {args.out} replaces the shipped weights the "
-                        f"lessons use, once training ends; `git checkout -- {args.out}` brings "
+                        f"lessons use, at every validation; `git checkout -- {args.out}` brings "
                         "them back"), file=sys.stderr)  # fmt: skip
     try:
         log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
