@@ -94,3 +94,18 @@ def test_reports_are_readable_as_any_file_the_user_writes(tmp_path):
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == (
         tmp_path / "b.json"
     ).stat().st_mode & 0o777
+
+
+def test_a_report_or_an_empty_file_may_be_replaced_a_users_file_not(tmp_path):
+    for name, text, ours in (("forward.json", '{\n "benchmark": "forward"\n}', True),
+                             ("decode.csv", "scenario,method\n", True),
+                             ("decode.json", "", True), ("forward.csv", "", True),
+                             ("forward.csv", "name,score\n", False),
+                             ("decode.json", '{"mine": 1}', False)):  # fmt: skip
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        if ours:
+            assert writable_folder(tmp_path, files=(name,)) == tmp_path
+        else:
+            with pytest.raises(OSError, match="not a speclab report"):
+                writable_folder(tmp_path, files=(name,))
+        assert (tmp_path / name).read_text(encoding="utf-8") == text

@@ -12,6 +12,7 @@ import copy
 import itertools
 import math
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -593,15 +594,10 @@ def test_decoders_sample_the_target_distribution(peaked_pair, settings):
     prompt = encode("ab")  # a few tokens per position (top_k, top_p): a small table
     options = {"temperature": settings.temperature, "top_k": settings.top_k,
                "top_p": settings.top_p}  # fmt: skip
-    cache = KVCache(target.config)
-    p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1], settings)
+    p0 = sampling_distribution(forward(target.params, target.config, prompt)[-1], settings)
     q0 = sampling_distribution(forward(draft.params, draft.config, prompt)[-1], settings)
     assert 0.2 < np.minimum(p0, q0).sum() < 0.9  # drafts are accepted and rejected: both paths
-    exact = np.zeros((256, 256))
-    for a in np.flatnonzero(p0):
-        logits = forward(target.params, target.config, [int(a)], cache)[-1]
-        exact[a] = p0[a] * sampling_distribution(logits, settings)
-        cache.truncate(len(prompt))
+    exact = two_token_table(target, prompt, settings)
     rng = np.random.default_rng(10)
     counts = {name: np.zeros(256 * 256) for name in ("plain", "exact", "biased")}
     for _ in range(1500):
@@ -619,22 +615,22 @@ def test_decoders_sample_the_target_distribution(peaked_pair, settings):
     # The counts tell the target's table from a uniform one over the same pairs, and from
     # the table at another temperature (a decoder that ignored `temperature`).
     assert chi_square_test(counts["exact"], uniform_over(exact.ravel())).rejects()
-    assert chi_square_test(counts["exact"], other_temperature(target, prompt, settings)).rejects()
+    hotter = replace(settings, temperature=settings.temperature * 1.6)  # one that ignored T
+    assert chi_square_test(
+        counts["exact"], two_token_table(target, prompt, hotter).ravel()
+    ).rejects()
 
 
-def other_temperature(target, prompt, settings):
-    """The two-token table of `target` after `prompt` at another temperature, as a decoder
-    that ignored `settings.temperature` would sample it."""
-    wrong = SamplingSettings(settings.temperature * 1.6, top_k=settings.top_k,
-                             top_p=settings.top_p)  # fmt: skip
+def two_token_table(target, prompt, settings):
+    """P(first = a, second = b) [256, 256] of `target` sampling two tokens after `prompt`."""
     cache = KVCache(target.config)
-    p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1], wrong)
+    p0 = sampling_distribution(forward(target.params, target.config, prompt, cache)[-1], settings)
     table = np.zeros((256, 256))
     for a in np.flatnonzero(p0):
         logits = forward(target.params, target.config, [int(a)], cache)[-1]
-        table[a] = p0[a] * sampling_distribution(logits, wrong)
+        table[a] = p0[a] * sampling_distribution(logits, settings)
         cache.truncate(len(prompt))
-    return table.ravel()
+    return table
 
 
 # --- the real models: 100,000 seeded rounds --------------------------------------------

@@ -179,8 +179,9 @@ def run_decode(args) -> int:
         return 1
     print(bench_decode.describe_report(report))
     if json_path.name != "decode.json":
-        print(printable(f"kept {args.out / 'decode.json'}: a full run of the shipped models, which "
-                        "lesson 06 shows; this run is not one, so it is saved beside it"))  # fmt: skip
+        print(printable(f"kept {args.out / 'decode.json'}: this run is not a full one of the "
+                        "shipped models (or data/prompts/ could not be read to tell), so it is "
+                        "saved beside it"))  # fmt: skip
     print(printable(describe_blas(report["machine"])))
     print(f"saved {shown(str(json_path))} and {shown(str(csv_path))}")
     return 0 if report["equal_to_greedy"]["all_equal"] else 3

@@ -498,10 +498,10 @@ def save_decode_report(report: dict, out: Path) -> tuple[Path, Path]:
     would: a quick look never replaces the class's `make bench`."""
     out.mkdir(parents=True, exist_ok=True)
     name, kept = "decode", out / "decode.json"
-    unsure = _shipped_prompts_sha256() is None and kept.exists()  # keep what may be full
-    if unsure or (not lesson_report(report) and _is_full_run(kept)
-                  and _of_the_shipped_weights(kept)):  # fmt: skip
-        name = "decode-partial"
+    if kept.exists() and not lesson_report(report):
+        # data/prompts/ unreadable (a scenario being edited): no telling, so keep decode.json
+        if _shipped_prompts_sha256() is None or _is_lesson_report_file(kept):
+            name = "decode-partial"
     json_path, csv_path = out / f"{name}.json", out / f"{name}.csv"
     rows = [{key: _csv_value(row[key]) for key in CSV_FIELDS} for row in report["results"]]
     files = {json_path: json.dumps(report, indent=1) + "\n", csv_path: csv_text(rows, CSV_FIELDS)}
@@ -544,25 +544,13 @@ def saved_report_path() -> Path | None:
     from speclab.paths import bench_dir, data_dir
 
     own, shipped = bench_dir() / "decode.json", data_dir() / "bench" / "decode.json"
-    if (
-        own.is_file()
-        and _is_full_run(own)
-        and _of_the_shipped_weights(own)
-        and not _same_bytes(own, shipped)
-    ):
+    if own.is_file() and _is_lesson_report_file(own) and not _same_bytes(own, shipped):
         return own
     return shipped if shipped.is_file() else None
 
 
-def _of_the_shipped_weights(path: Path) -> bool:
-    """Whether a report timed the weights in data/weights/ (by the sha256 in its record)."""
-    try:
-        return _timed_the_shipped_weights(load_report(path))
-    except (OSError, ValueError):
-        return False
-
-
 def _timed_the_shipped_weights(report: dict) -> bool:
+    """Whether a report timed the weights in data/weights/ (by the sha256 in its record)."""
     from speclab.paths import weights_dir
     from speclab.weights import file_sha256
 
@@ -615,9 +603,9 @@ def lesson_report(report: dict) -> bool:
     return is_full_run(report) and _timed_the_shipped_weights(report)
 
 
-def _is_full_run(path: Path) -> bool:
+def _is_lesson_report_file(path: Path) -> bool:
     try:
-        return is_full_run(load_report(path))
+        return lesson_report(load_report(path))
     except (OSError, ValueError, KeyError, TypeError):  # unreadable, or not a decode report
         return False
 

@@ -326,9 +326,9 @@ def _run(args, name: str, run_dir: Path) -> int:
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):  # np.savez names no file
             out = f" or of --out {args.out}" if args.out else ""
-            print(printable(f"speclab train: no space left on the disk of {run_dir}{out}; the last "
-                            f"checkpoint in {run_dir} is kept whole, and the same command goes on "
-                            "from it once there is room"), file=sys.stderr)  # fmt: skip
+            print(printable(f"speclab train: no space left on the disk of {run_dir}{out}; any "
+                            f"checkpoint already in {run_dir} is kept whole, and the same command "
+                            "goes on from it once there is room"), file=sys.stderr)  # fmt: skip
         else:
             print(printable(f"speclab train: {error}"), file=sys.stderr)
         return 1
