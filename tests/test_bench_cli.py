@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from speclab import bench
+from speclab import bench, bench_cli
 from speclab.cli import main
 from speclab.weights import load, save
 
@@ -164,15 +164,20 @@ def test_an_option_of_the_other_benchmark_is_refused_not_ignored(tmp_path, capsy
     ]
 
 
-@pytest.mark.parametrize("what", ["forward", "decode"])
+@pytest.mark.parametrize(
+    "what, file",
+    [("forward", "forward.csv"), ("decode", "decode.csv"), ("decode", "decode-partial.json")],
+)
 def test_a_folder_where_the_report_goes_is_refused_before_timing(tmp_path, capsys, monkeypatch,
-                                                                 what):  # fmt: skip
-    """Found only after the timing, it would cost the whole measurement."""
+                                                                 what, file):  # fmt: skip
+    """Found only after the timing, it would cost the whole measurement. A decode run
+    beside a full report goes to decode-partial.json, so that name is checked too."""
     monkeypatch.setattr(bench, "_load_for_bench", lambda args: pytest.fail("loaded a model"))
-    (tmp_path / f"{what}.csv").mkdir()
+    monkeypatch.setattr(bench_cli, "load_scenarios", lambda *a: pytest.fail("read prompts"))
+    (tmp_path / file).mkdir()
     assert main(["bench", what, "--quick", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert f"{tmp_path / f'{what}.csv'} is a folder, a pipe or a device" in err
+    assert f"{tmp_path / file} is a folder, a pipe or a device" in err
 
 
 def test_draft_weights_unused_by_the_lookup_drafter_are_named(tmp_path, capsys):

@@ -189,7 +189,8 @@ def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
     (weights / "target.npz").write_bytes(b"the shipped target")  # only their sha256 matters
     (weights / "draft.npz").write_bytes(b"the shipped draft")
     shipped_models = {
-        name: {"sha256": file_sha256(weights / f"{name}.npz")} for name in ("target", "draft")
+        name: {"sha256": file_sha256(weights / f"{name}.npz"), "dtype": dtype}
+        for name, dtype in (("target", "float64"), ("draft", "float32"))
     }
 
     def write(path, quick, machine="the learner's", models=shipped_models, **settings):
@@ -453,8 +454,12 @@ def test_a_partial_run_never_replaces_the_full_report_lesson_06_shows(report, tm
     shipped = load_report(data_dir() / "bench" / "decode.json")  # a full run: `make bench`
     assert lesson_report(shipped) and not is_full_run(report)  # the tiny run: other prompts
     for change in ({"quick": True}, {"k_values": [4]}, {"drafters": ["lookup"]},
-                   {"prompts_per_scenario": 1}, {"max_new_tokens": 8}):  # fmt: skip
+                   {"prompts_per_scenario": 1}, {"max_new_tokens": 8}, {"repeats": 1},
+                   {"blas_threads": 2}, {"blas_threads": None}):  # fmt: skip
         assert not is_full_run(shipped | {"settings": shipped["settings"] | change}), change
+    assert is_full_run(shipped | {"settings": shipped["settings"] | {"repeats": 15}})
+    in_float32 = shipped["models"] | {"target": shipped["models"]["target"] | {"dtype": "float32"}}
+    assert not is_full_run(shipped | {"models": in_float32})  # --dtype float32: another model
     out = tmp_path / "bench"
     save_decode_report(report, out)  # no full report there yet: the usual names
     json_path, _ = save_decode_report(shipped, out)  # a full run replaces a partial one

@@ -92,6 +92,8 @@ def option_problem(args) -> str | None:
             setattr(args, name, default)
     try:
         names = (f"{args.what}.json", f"{args.what}.csv")  # the pair it writes there
+        if args.what == "decode":  # or beside a full report (bench_decode.save_decode_report)
+            names += ("decode-partial.json", "decode-partial.csv")
         args.out = writable_folder(args.out or bench_dir(), files=names)
     except OSError as error:
         return str(error)
