@@ -21,6 +21,7 @@ BANNED = {
     r'(?<!")\bmean accepted length\b': 'say tokens per round (engines\' "mean accepted length" in quotes)',
     r"\bone source\b": "a source the learner never saw",
     r"\broll(ed)?-back\b": "say rolled back or rollback",
+    r"nothing \(end of the path\)": 'say "none (end)", as the tables and keys do',
 }
 
 

@@ -81,14 +81,14 @@ def test_path_explorer_table_rows():
         ("", "ABX", "AB", "C", "ABC"),
         ("", "ABC", "ABC", "D", "ABCD"),
         ("", "XBC", "none", "A", "A"),
-        ("ABCD", "EFG", "EFG", "nothing", "ABCDEFG"),
+        ("ABCD", "EFG", "EFG", "none (end)", "ABCDEFG"),
     ]
     for prefix, guess, accepted, added, output in rows:
         explorer.prefix.value = prefix
         explorer.guess.value = guess
         shown = explorer.text.value
         assert f"accepted: <b>{accepted}</b>" in shown
-        assert f"added by the target: <b>{added}" in shown
+        assert f"added by the target: <b>{added}</b>" in shown
         assert f"new output: <b>{output}</b>" in shown
         assert explorer.figure is not None
         assert explorer.picture.value[:4] == PNG_MAGIC

@@ -178,7 +178,7 @@ class PathExplorer(Shown):
             self.figure = None
             self.picture.value = b""
             return
-        added = verdict.added or _("nothing (end of the path)")
+        added = verdict.added or _("none (end)")  # as the tables and keys say
         parts = (
             (_("accepted"), verdict.accepted or _("none")),
             (_("added by the target"), added),
