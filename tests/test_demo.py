@@ -380,3 +380,52 @@ def test_a_draft_file_with_the_lookup_drafter_is_noted_not_ignored_in_silence(we
     assert "--draft is read only with --drafter model" in capsys.readouterr().err
     assert main(demo_args(weights, "abcabc", "--max-new-tokens", "3", "--drafter", "model")) == 0
     assert "--draft is read only" not in capsys.readouterr().err
+
+
+def _run_of(prompt: str, rounds: list[tuple[bytes, int, str]]):
+    """A DecodeResult built by hand: (drafted, accepted, appended) for each round."""
+    from speclab.decoding import DecodeResult, Round
+
+    result = DecodeResult(prompt_tokens=encode(prompt))
+    for drafted, accepted, appended in rounds:
+        result.rounds.append(Round(list(drafted), accepted, ord(appended)))
+        result.tokens += result.rounds[-1].new_tokens
+    return result
+
+
+def _plain(text: str) -> list[tuple[bytes, int, str]]:
+    return [(b"", 0, char) for char in text]  # one plain step a byte
+
+
+def test_code_edit_note_finds_the_corrections_that_come_from_the_edit():
+    """Hand-built runs, each with a known answer: a draft of the rename's `_2` copied from
+    the edited line and corrected; a copy that breaks at a known byte; a clean copy with
+    the renamed name."""
+    from speclab.demo import _EDITED_BODY, code_edit_note
+
+    prompt = EXAMPLES["code-edit"]
+    docstring = '    """Return the mean of every run of `window` neighbouring values'
+    assert _EDITED_BODY.startswith(docstring + '."""')
+    # after "values" the latest "ues" is the edited line's, followed by "_2, "
+    assert PromptLookupDrafter(3, 1).propose(encode(prompt + docstring), 4) == list(b"_2, ")
+    run = _run_of(prompt, _plain(docstring) + [(b"_2, ", 0, "."), (b"", 0, '"')])
+    note = code_edit_note(run, PromptLookupDrafter(3, 1))
+    assert f"At round {len(docstring) + 1} the drafter copied the rename's `_2`" in note
+    assert "that correction comes from the edit" in note
+    assert "The model copied the function byte for byte" in note
+    assert "has not yet written a use of the parameter, old name or new." in note
+
+    run = _run_of(prompt, _plain('    """Return the meanX'))  # the 23rd byte should be " "
+    note = code_edit_note(run, PromptLookupDrafter(3, 1))
+    assert "None of the corrections comes from the edit." in note
+    assert "The model's own copy breaks at round 23: it wrote `'X'` where the edited" in note
+    assert "has `'␣'`" in note
+
+    run = _run_of(prompt, _plain(_EDITED_BODY))
+    note = code_edit_note(run, PromptLookupDrafter(3, 1))
+    assert note.startswith("The model wrote the renamed `values_2`.")
+    assert "byte for byte" in note and "breaks" not in note
+    old_name = _EDITED_BODY.replace("values_2", "values")
+    note = code_edit_note(_run_of(prompt, _plain(old_name)), PromptLookupDrafter(3, 1))
+    assert note.startswith("Where the edit asks for `values_2` the model wrote the old `values`.")
+    assert "breaks at round" in note

@@ -6,9 +6,9 @@ from speclab.gpt import GPTConfig, forward
 from speclab.weights import random_model
 
 
-def brute_force_lookup(tokens, k, max_ngram, min_ngram, earliest=False):
-    """The definition, by rescanning: the latest (or earliest) earlier occurrence of the
-    longest suffix n-gram."""
+def brute_force_source(tokens, max_ngram, min_ngram, earliest=False):
+    """The definition, by rescanning: the index after the latest (or earliest) earlier
+    occurrence of the longest suffix n-gram (None: no occurrence)."""
     for n in range(max_ngram, min_ngram - 1, -1):
         if len(tokens) < n + 1:
             continue
@@ -16,11 +16,19 @@ def brute_force_lookup(tokens, k, max_ngram, min_ngram, earliest=False):
         starts = range(len(tokens) - n - 1, -1, -1)
         for start in reversed(starts) if earliest else starts:
             if tokens[start : start + n] == suffix:
-                extended = list(tokens)  # copying on into the proposal itself
-                while len(extended) < start + n + k:
-                    extended.append(extended[len(extended) - (len(tokens) - start - n)])
-                return extended[start + n : start + n + k]
-    return []
+                return start + n
+    return None
+
+
+def brute_force_lookup(tokens, k, max_ngram, min_ngram, earliest=False):
+    """k tokens copied from the source on, running on into the proposal itself."""
+    source = brute_force_source(tokens, max_ngram, min_ngram, earliest)
+    if source is None:
+        return []
+    extended = list(tokens)
+    while len(extended) < source + k:
+        extended.append(extended[len(extended) - (len(tokens) - source)])
+    return extended[source : source + k]
 
 
 @pytest.mark.parametrize("earliest", [False, True])
@@ -35,6 +43,8 @@ def test_lookup_matches_rescan_definition_as_text_grows(earliest):
             k = int(rng.integers(1, 9))
             expected = brute_force_lookup(tokens[:length], k, max_ngram, 1, earliest)
             assert drafter.propose(tokens[:length], k) == expected
+            source = brute_force_source(tokens[:length], max_ngram, 1, earliest)
+            assert drafter.source(tokens[:length]) == source
 
 
 def test_earliest_and_latest_lookup_differ_where_a_phrase_recurs():

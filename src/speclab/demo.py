@@ -15,6 +15,7 @@ Left out: timing worth the name (one run each here; `speclab bench` interleaves 
 
 import argparse
 import os
+import re
 import sys
 
 from speclab.cli import path_argument
@@ -46,6 +47,80 @@ EXAMPLES = {
         "# result to the main thread. When a job fails, the"
     ),
 }
+
+# The edited copy: the original body with the parameter's uses renamed (the docstring's
+# plain word "values" stays).
+_EDITED_BODY = re.sub(r"\bvalues\b(?=[)\[])", "values_2", _FUNCTION.split("\n", 1)[1])
+
+
+def code_edit_note(result, drafter) -> str:
+    """Lesson 05's sentences on a *code-edit* run: did the model write the renamed name, which
+    corrections come from the edit (the drafter copying the rename's `_2` from the edited
+    line), and where, if anywhere, the model's own copy of the edited function breaks.
+
+    result: the speculative DecodeResult of EXAMPLES["code-edit"]; drafter: a fresh
+    PromptLookupDrafter like the one that made it (asked again where each rejected draft
+    was copied from)."""
+    from speclab.render import token_markdown, token_roles
+
+    prompt = EXAMPLES["code-edit"]
+    written = decode(result.tokens)
+    if "values_2" in written:
+        sentences = ["The model wrote the renamed `values_2`."]
+    elif "(values)" in written or "values[" in written:  # the body's uses, not the docstring's
+        sentences = ["Where the edit asks for `values_2` the model wrote the old `values`."]
+    else:
+        sentences = [
+            f"In its {len(result.tokens)} bytes the model has not yet written a use of the "
+            "parameter, old name or new."
+        ]
+    rename = prompt.index("values_2", prompt.index("# edited:")) + len("values")
+    text, from_edit = list(result.prompt_tokens), []
+    for number, round_ in enumerate(result.rounds, 1):
+        if round_.accepted < len(round_.drafted):  # a correction
+            start = drafter.source(text)
+            if start is not None and rename <= start + round_.accepted < rename + 2:
+                from_edit.append(number)
+        text += round_.new_tokens
+    if from_edit:
+        rounds = (
+            " and ".join(map(str, from_edit))
+            if len(from_edit) < 3
+            else (", ".join(map(str, from_edit[:-1])) + f" and {from_edit[-1]}")
+        )
+        sentences.append(
+            f"At round{'s' * (len(from_edit) > 1)} {rounds} the drafter copied the rename's "
+            "`_2` from the edited line where the model went on as the function does: "
+            f"{'those corrections come' if len(from_edit) > 1 else 'that correction comes'} "
+            "from the edit."
+        )
+    else:
+        sentences.append("None of the corrections comes from the edit.")
+    roles, wanted = token_roles(result), _EDITED_BODY.encode()
+    broken = next(
+        (
+            i
+            for i, (got, want) in enumerate(zip(result.tokens, wanted, strict=False))
+            if got != want
+        ),
+        None,
+    )
+    drafters_own = (
+        "the drafter's: its last few bytes also occur at another earlier place, and it proposed "
+        "what followed that place (find it for one correction)."
+    )
+    if broken is None:
+        sentences.append(
+            f"The model copied the function byte for byte, so every other correction is {drafters_own}"
+        )
+    else:
+        sentences.append(
+            f"The model's own copy breaks at round {roles[broken][2] + 1}: it wrote "
+            f"{token_markdown(result.tokens[broken])} where the edited function has "
+            f"{token_markdown(wanted[broken])}, and from there it no longer follows the function "
+            f"byte for byte. Every other correction before it is {drafters_own}"
+        )
+    return " ".join(sentences)
 
 
 # Most drafts per round: far above any useful k. The adaptive policy's planning costs O(k)

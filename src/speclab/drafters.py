@@ -114,19 +114,25 @@ class PromptLookupDrafter:
 
     def propose(self, tokens, k) -> list[int]:
         k = _check_k(k)
+        start = self.source(tokens)
+        if k == 0 or start is None:
+            return []
+        return continuation(self._tokens, start, k)
+
+    def source(self, tokens) -> int | None:
+        """Where in tokens a proposal would be copied from: the index of the token that
+        followed the matched n-gram's chosen occurrence (None: no match, no draft)."""
         if isinstance(tokens, (str, bytes)):
             raise TypeError("tokens must be token ids, not text: use speclab.tokenizer.encode")
         self._sync(tokens)
         tokens = self._tokens
-        if k == 0:
-            return []
         for n in range(self.max_ngram, self.min_ngram - 1, -1):
             if len(tokens) < n + 1:
                 continue
             follower = self._lookup(tokens, n)
             if follower is not None:
-                return continuation(tokens, follower, k)
-        return []
+                return follower
+        return None
 
 
 def continuation(tokens: list[int], start: int, k: int) -> list[int]:
