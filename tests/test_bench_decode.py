@@ -139,6 +139,10 @@ def test_report_is_complete_and_consistent(report):
         assert set(report["adaptive"][name]) == {"lookup", "model"}
         for summary in report["adaptive"][name].values():
             assert sum(summary["modes"].values()) == summary["rounds"] > 0
+            # the picture's run: one prompt's rounds, which add up to its 10 new tokens (but
+            # a last round with a single token left asks the policy nothing)
+            assert summary["trace_prompt"] in {"repeat", "plain"}
+            assert sum(r["accepted"] + 1 for r in summary["trace"]) in (9, 10)
     assert set(report["provenance_per_prompt"]) == set(report["outputs"])
     assert set(report["goals"]) >= {
         "copy-heavy lookup speedup", "free text default speedup", "free text output is not a loop"

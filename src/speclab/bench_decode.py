@@ -325,6 +325,7 @@ def summarise_adaptive(runs: list[Run]) -> dict:
             {"mode": d.mode, "k": d.k, "drafted": d.drafted, "accepted": d.accepted}
             for d in (runs[0].decisions if runs else [])
         ],  # one run's rounds, for the lesson's picture
+        "trace_prompt": runs[0].prompt if runs else None,  # which prompt that run decoded
     }
 
 
