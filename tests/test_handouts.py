@@ -687,3 +687,55 @@ def test_a_failed_build_leaves_no_folder_it_made(tmp_path, capsys):
     status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
     assert status == 1 and "unknown figure 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
+
+
+def test_a_missing_requirement_is_one_line_not_a_traceback(tmp_path, capsys, monkeypatch):
+    """An environment made before markdown-it-py was a requirement of `speclab handouts`."""
+    monkeypatch.setitem(sys.modules, "markdown_it", None)  # `import markdown_it` now fails
+    assert cli.main(["handouts", "--out", str(tmp_path / "out"), "--no-pdf"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "speclab: the Python package 'markdown_it' is not installed here; install speclab's "
+        "requirements again (`make lab`, or `pip install -e .` in this folder)"
+    ]
+    assert not (tmp_path / "out").exists()  # a failed build leaves no folder it made
+
+
+def test_every_package_speclab_imports_is_a_requirement_not_a_test_extra():
+    """A classroom pack installs the requirements without the test extra: every third-party
+    module the package imports (markdown_it for `speclab handouts`, ...) must come from a
+    requirement or from what a requirement pulls in."""
+    import ast
+    import tomllib
+    from importlib import metadata
+
+    def closure(names):
+        seen, todo = set(), [name.lower().replace("_", "-") for name in names]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            try:
+                requires = metadata.requires(name) or []
+            except metadata.PackageNotFoundError:
+                continue
+            todo += [re.split(r"[<>=!~ ;\[(]", r)[0].lower().replace("_", "-") for r in requires
+                     if "extra ==" not in r]  # fmt: skip
+        return seen
+
+    project = tomllib.loads((repo_root() / "pyproject.toml").read_text(encoding="utf-8"))
+    names = [re.split(r"[<>=!~ \[]", d)[0] for d in project["project"]["dependencies"]]
+    installed = closure(names)
+    distributions = metadata.packages_distributions()
+    imported = set()
+    for path in (repo_root() / "src" / "speclab").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"speclab"}
+    for module in sorted(third_party):
+        provided_by = {d.lower().replace("_", "-") for d in distributions.get(module, [])}
+        assert provided_by & installed, f"{module} ({provided_by}) is not a requirement"

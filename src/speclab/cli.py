@@ -142,6 +142,16 @@ def main(argv: list[str] | None = None) -> int:
 
         print(printable(f"speclab: {error}"), file=sys.stderr)
         return 1
+    except ModuleNotFoundError as error:  # an environment made before a requirement was added
+        if ctrl_c_seen():  # numpy can turn a Ctrl-C during its import into an ImportError
+            print("interrupted", file=sys.stderr)
+            return 130
+        print(
+            f"speclab: the Python package {error.name!r} is not installed here; install "
+            "speclab's requirements again (`make lab`, or `pip install -e .` in this folder)",
+            file=sys.stderr,
+        )
+        return 1
     except Exception:
         # Ctrl-C inside a C extension's import comes out as another error: numpy turns it
         # into "Importing the numpy C-extensions failed" and pandas into ImportError.
