@@ -227,7 +227,7 @@ FILE_ERRORS = [
     ("latin.csv", "prefix,guess\n,ABÇ\n".encode("latin-1"), "not UTF-8"),
     ("control.csv", b"prefix,guess\n,AB\x07C\n", "line 2 contains a control character"),
     ("columns.csv", b"prefx,guess\n,ABC\n", "missing column 'prefix'"),
-    ("noheader.csv", b",ABX,ABC\n,ABC,ABCD\n", "missing column 'prefix' and 'guess'"),
+    ("noheader.csv", b",ABX,ABC\n,ABC,ABCD\n", "missing columns 'prefix' and 'guess'"),
     ("twice.csv", b"prefix,guess,guess\n,A,B\n", "twice"),
     ("quote.csv", b'"prefix,guess\n,A\n', "broken quoting in the header"),
     # a column meant as expected_output: unread, the predictions would go unchecked silently
@@ -236,9 +236,21 @@ FILE_ERRORS = [
     ("typo.csv", b"prefix,guess,expected_outptu\n,ABX,ABC\n", "name it expected_output"),
     ("results.csv", b"prefix,guess,expected results\n,ABX,ABC\n", "'expected results'"),
     ("yuqi.csv", "前缀,猜测,预期\n,ABX,ABC\n".encode(), "names a column '预期'"),
+    # the words of the checker's own tables in Chinese and Persian
+    ("xin.csv", "前缀,猜测,新输出\n,ABX,ABC\n".encode(), "names a column '新输出'"),
+    ("khoruji.csv", "پیشوند,حدس,خروجی\n,ABX,ABC\n".encode(), "names a column 'خروجی'"),
+    ("tazeh.csv", "prefix,guess,خروجی تازه\n,ABX,ABC\n".encode(), "names a column 'خروجی تازه'"),
+    ("entezar.csv", "prefix,guess,انتظار\n,ABX,ABC\n".encode(), "names a column 'انتظار'"),
     # a Chinese input method's full-width comma, as the header's separator
     ("fullwidth.csv", "prefix，guess，expected_output\n，ABX，ABC\n".encode(), "full-width '，'"),
 ]
+
+
+@pytest.mark.parametrize("copied", ["(empty)", "（空）", "空", "(خالی)", "خالی", "无", "هیچ"])
+def test_a_prefix_copied_from_a_table_in_any_language_gets_the_hint(tmp_path, copied):
+    """What the zh and fa tables print for an empty prefix, as the English "(empty)" does."""
+    frame = check_guesses(write(tmp_path, "g.csv", f"prefix,guess\n{copied},ABC\n"))
+    assert "leave the prefix cell blank" in frame["error"].iloc[0]
 
 
 @pytest.mark.parametrize(("name", "content", "phrase"), FILE_ERRORS)
@@ -895,6 +907,25 @@ def test_the_streamed_score_equals_the_table_score(tmp_path, capsys):
     _, out, _ = run_cli(capsys, tmp_path / "g.csv")
     assert out.strip().splitlines()[-1] == format_report(frame, "g.csv").splitlines()[-1]
     assert f"{score(frame).problems} rows with a problem" in out
+
+
+def test_an_expectation_on_a_row_with_a_problem_is_counted_as_not_checked(tmp_path, capsys):
+    """The student filled it in: the score must not say "no expected_output filled in"."""
+    rows = "prefix,guess,expected_output\n,abc,ABC\n,abx,\n"  # two problems, one expectation
+    frame = check_guesses(write(tmp_path, "g.csv", rows))
+    assert (score(frame).with_expectation, score(frame).unchecked) == (0, 1)
+    _, out, _ = run_cli(capsys, tmp_path / "g.csv")
+    assert out.strip().splitlines()[-1] == (
+        "score: 1 expected output not checked, as its row has a problem; 2 rows checked, "
+        "2 rows with a problem"
+    )
+    write(tmp_path, "g.csv", rows + ",ABX,ABC\n,XBC,\n")  # and one checked, right
+    _, out, _ = run_cli(capsys, tmp_path / "g.csv")
+    assert (
+        out.strip()
+        .splitlines()[-1]
+        .startswith("score: 1 of 1 expected outputs right, 1 expected output not checked")
+    )
 
 
 def ctrl_c_once_numpy_loads(command: list[str], delay: float) -> subprocess.Popen:

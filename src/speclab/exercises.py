@@ -34,6 +34,7 @@ upper-cased behind the student's back; a file separated by ، is not re-read wit
 """
 
 import difflib
+import functools
 import gettext
 from collections import Counter
 from collections.abc import Iterator
@@ -124,9 +125,11 @@ _FULL_WIDTH = (
 FOREIGN_SEPARATORS = {"،": _PERSIAN, "؛": _PERSIAN, "，": _FULL_WIDTH, "、": _FULL_WIDTH,
                       "；": _FULL_WIDTH}  # fmt: skip
 # Header names a student may give the expected output: with none of them read, the
-# predictions would go unchecked without a word. (Typos are caught by their closeness.)
-EXPECTED_LOOKALIKES = {"expected", "expect", "output", "prediction", "predicted", "预期", "输出"}
-# What students type when they copy "(empty)" from the lesson table instead of leaving it blank.
+# predictions would go unchecked without a word. (Typos are caught by their closeness.) The
+# words the checker's own tables use, in every language, count too (`_in_every_language`).
+EXPECTED_LOOKALIKES = {"expected", "expect", "output", "prediction", "predicted", "new output"}
+# What students type when they copy "(empty)" from the lesson table instead of leaving it
+# blank; "(empty)" and "none" as the tables print them in Chinese and Persian count too.
 PREFIX_PLACEHOLDERS = {"(empty)", "empty", "(none)", "none", "-", "—", "''", '""'}
 MAX_CELL_CHARS = 100  # a prefix, guess or expectation is a few letters; more is a paste gone wrong
 SHOWN_CELL_CHARS = 20  # the widest a cell is shown in the table, so one cell cannot widen it all
@@ -141,6 +144,7 @@ class Score:
     problems: int  # rows with an error
     with_expectation: int  # valid rows whose expected_output was filled in
     right: int  # ... and matched the real output
+    unchecked: int = 0  # rows with a problem whose expected_output was filled in
 
     @property
     def all_valid(self) -> bool:
@@ -157,6 +161,7 @@ class Tally:
         self.counts["rows"] += 1
         if row["error"]:
             self.counts["problems"] += 1
+            self.counts["unchecked"] += bool((row.get("expected_output") or "").strip())
         elif not missing(row["matches"]):
             self.counts["with_expectation"] += 1
             self.counts["right"] += bool(row["matches"])
@@ -263,7 +268,7 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
             )
             if len(missing) == 1
             else N_(
-                "{name}: missing column 'prefix' and 'guess'; the header (row {row}) must name "
+                "{name}: missing columns 'prefix' and 'guess'; the header (row {row}) must name "
                 "prefix, guess and optionally expected_output, found {found}"
             )
         )
@@ -291,9 +296,21 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
     }
 
 
+@functools.cache
+def _in_every_language(words: frozenset[str]) -> frozenset[str]:
+    """words and their translations in every language of the checker, lower case, each
+    also without its brackets: '(empty)' gives '（空）', '空', '(خالی)', 'خالی', ..."""
+    from speclab.i18n import LANGUAGES
+
+    found = {translator(lang).gettext(word).lower() for word in words for lang in LANGUAGES}
+    return frozenset(found | {word.strip("()（）") for word in found} - {""})
+
+
 def _looks_like_expected(name: str) -> bool:
-    """'expected', 'output', 'expected_outptu': meant as expected_output, not a note column."""
-    if name in EXPECTED_LOOKALIKES:
+    """'expected', 'output', 'expected_outptu', '输出': meant as expected_output, not a note
+    column."""
+    spaced = name.lower().replace("_", " ")  # _column_name made the spaces underscores
+    if spaced in _in_every_language(frozenset(EXPECTED_LOOKALIKES)):
         return True
     # a ratio of 0.7 against 15 characters needs a name of 7 to 27: others are not compared,
     # so that a header of many long names stays fast
@@ -454,7 +471,7 @@ def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dic
         if problem := _cell_problem(name, value):
             result["error"] = problem
             return result
-    if prefix.lower() in PREFIX_PLACEHOLDERS:
+    if prefix.lower() in _in_every_language(frozenset(PREFIX_PLACEHOLDERS)):
         result["error"] = Message(
             N_("prefix {prefix!r}: leave the prefix cell blank to start at the beginning"),
             {"prefix": prefix},
@@ -530,6 +547,7 @@ def score(frame: pd.DataFrame) -> Score:
         problems=int((~valid).sum()),
         with_expectation=int(filled.sum()),
         right=int((filled & frame["matches"].fillna(False)).sum()),
+        unchecked=int((~valid & (frame["expected_output"].fillna("").str.strip() != "")).sum()),
     )
 
 

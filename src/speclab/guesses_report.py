@@ -156,12 +156,22 @@ def _table_line(cells: list[str], widths: list[int]) -> str:
 
 def _score_line(result: Score, tr: gettext.NullTranslations) -> str:
     _, n_ = tr.gettext, tr.ngettext
+    expectations = _("no expected_output filled in")
     if result.with_expectation:
         expectations = _("{right} of {count} expected outputs right").format(
             right=result.right, count=result.with_expectation
         )
-    else:
-        expectations = _("no expected_output filled in")
+    if result.unchecked:  # filled in, on a row the checker could not follow
+        not_checked = n_(
+            "{count} expected output not checked, as its row has a problem",
+            "{count} expected outputs not checked, as their rows have a problem",
+            result.unchecked,
+        ).format(count=result.unchecked)
+        expectations = (
+            _("{checked}, {not_checked}").format(checked=expectations, not_checked=not_checked)
+            if result.with_expectation
+            else not_checked
+        )
     checked = n_("{count} row checked", "{count} rows checked", result.rows)
     if result.all_valid:
         problems = _("no problems")
