@@ -125,10 +125,15 @@ def test_build_all_keeps_answers_apart(tmp_path):
         if page.name != "index.html":
             assert 'href="answers/' not in page.read_text("utf-8"), f"{page.name} links a key"
             assert "Answer key: for the teacher" not in page.read_text("utf-8")
+            banner = "Teacher guide: for the teacher, not for handing out"
+            assert (banner in page.read_text("utf-8")) == (page.stem == "teacher-guide")
     for page in (out / "answers").glob("*.html"):
         assert "Answer key: for the teacher" in page.read_text("utf-8")
     index = (out / "index.html").read_text("utf-8")
     assert all(f'href="answers/{key.stem}.html"' in index for key in KEYS)
+    students, teachers = index.split("<h2>For the teacher")  # the guide gives answers away
+    assert 'href="teacher-guide.html"' in teachers and "teacher-guide" not in students
+    assert 'href="glossary.html"' in students
 
 
 # --- figures ------------------------------------------------------------------------------

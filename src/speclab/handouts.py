@@ -89,6 +89,8 @@ WORDS = {  # the words a page itself adds, per language
     "zh": ("答案：供教师使用，不要发给学生。", "第", "页，共"),
     "fa": ("پاسخ‌نامه: برای معلم، نه برای پخش میان دانش‌آموزان.", "صفحهٔ", "از"),
 }
+# Pages for the teacher that are not answer keys: listed apart in the index, with a banner.
+TEACHER_PAGES = {"teacher-guide": "Teacher guide: for the teacher, not for handing out (it gives answers away)."}  # fmt: skip
 RTL_STYLE = """
 html[dir="rtl"] th, html[dir="rtl"] td { text-align: right; }
 html[dir="rtl"] code, html[dir="rtl"] pre { direction: ltr; unicode-bidi: isolate; }
@@ -328,18 +330,25 @@ def page_title(markdown: str, fallback: str) -> str:
 
 
 def html_document(
-    title: str, body: str, paper: str | None = None, answers: bool = False, lang: str = "en"
+    title: str,
+    body: str,
+    paper: str | None = None,
+    answers: bool = False,
+    lang: str = "en",
+    teacher_banner: str = "",
 ) -> str:
     """A whole page; paper (a PAPERS key) fixes the printed page size, None leaves it to the printer.
 
-    lang ("en", "zh", "fa") sets <html lang dir>, the fonts and the page's own words.
+    lang ("en", "zh", "fa") sets <html lang dir>, the fonts and the page's own words;
+    teacher_banner, a page for the teacher that is not an answer key (TEACHER_PAGES).
     """
     from speclab.i18n import DIRECTION
 
     size = f"@page {{ size: {PAPERS[paper]}; }}" if paper else ""
     footer = html.escape(title).replace('"', "'")
     banner_text, page_word, of_word = WORDS[lang]
-    banner = f'<div class="answers-banner">{banner_text}</div>' if answers else ""
+    banner_text = banner_text if answers else html.escape(teacher_banner)
+    banner = f'<div class="answers-banner">{banner_text}</div>' if banner_text else ""
     corner = "bottom-left" if DIRECTION[lang] == "rtl" else "bottom-right"
     digits = ", persian" if lang == "fa" else ""  # the page number as the prose writes it
     between = "\\2014" if lang == "fa" else "\\00B7"  # a · beside Persian text reads as ۰
@@ -482,12 +491,18 @@ def build_page(
     except HandoutError as error:
         raise HandoutError(f"{source}: {error}") from error
     html_path = out_dir / f"{source.stem}.html"
-    html_path.write_text(html_document(title, body, answers=answers, lang=lang), encoding="utf-8")
+    teacher = "" if answers else TEACHER_PAGES.get(source.stem, "")
+    html_path.write_text(
+        html_document(title, body, answers=answers, lang=lang, teacher_banner=teacher),
+        encoding="utf-8",
+    )
     pdfs = []
     if pdf:
         for paper in PAPERS:
             page = out_dir / f".{source.stem}.{paper}.html"  # with its paper size
-            page.write_text(html_document(title, body, paper, answers, lang), encoding="utf-8")
+            page.write_text(
+                html_document(title, body, paper, answers, lang, teacher), encoding="utf-8"
+            )
             try:
                 pdf_path = out_dir / f"{source.stem}-{paper}.pdf"
                 print_pdf(page, pdf_path)
@@ -589,7 +604,9 @@ def write_index(built: list[Built], out_dir: Path) -> Path:
         ]
         return f"<li>{html.escape(page.title)}: {' · '.join(links)}</li>"
 
-    handouts = [page for page in built if page.html.parent == out_dir]
+    top = [page for page in built if page.html.parent == out_dir]
+    handouts = [page for page in top if page.html.stem not in TEACHER_PAGES]
+    for_teacher = [page for page in top if page.html.stem in TEACHER_PAGES]
     keys = [page for page in built if page.html.parent == out_dir / "answers"]
     translated = "".join(
         f"<h2 lang='{lang}'>{lang}</h2>\n<ul lang='{lang}'>"
@@ -601,8 +618,8 @@ def write_index(built: list[Built], out_dir: Path) -> Path:
     body = (
         "<h1>speclab handouts</h1>\n<nav class='index'>\n<h2>For students</h2>\n<ul>"
         + "".join(map(item, handouts))
-        + "</ul>\n<h2>Answer keys (print separately)</h2>\n<ul>"
-        + "".join(map(item, keys))
+        + "</ul>\n<h2>For the teacher (print separately)</h2>\n<ul>"
+        + "".join(map(item, for_teacher + keys))
         + "</ul>\n"
         + (f"<h2>中文 · فارسی (handouts and answer keys)</h2>\n{translated}" if translated else "")
         + "</nav>\n"
