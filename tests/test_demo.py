@@ -266,7 +266,7 @@ def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target
     body = EXAMPLES["code-edit"].split("\n# edited:\n")[0].split("\n", 1)[1]
     spec = speculative_decode(target, PromptLookupDrafter(3, 1), prompt, 120, 4, adaptive=False)
     # "as in the prompt but for one byte: it indents `averages = []` by three spaces, not
-    # four, so the run ends before the renamed `values_2` would be needed"
+    # four, so the run ends before the body uses the renamed `values_2`"
     wrote = decode(spec.tokens)
     assert "as in the prompt but for one byte: it indents `averages = []` by three spaces" in guide
     miss = next(i for i, (a, b) in enumerate(zip(wrote, body, strict=False)) if a != b)
@@ -292,6 +292,16 @@ def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target
     assert (
         "At `window` in the docstring, for instance, it proposed `)` (what follows `window` in "
         "the def line) and the model wrote the backquote" in guide
+    )
+    # "One of them comes from the edit itself: after `values` at the end of the docstring it
+    # proposed `_2` (what follows `values` in the edited def line) and the model wrote the
+    # docstring's full stop"
+    stop = body.index('values."""') + len("values")
+    assert corrections.get(stop) == "_" and wrote[stop] == "."
+    assert "def moving_average(values_2, window)" in EXAMPLES["code-edit"]
+    assert (
+        "after `values` at the end of the docstring it proposed `_2` (what follows `values` in "
+        "the edited def line) and the model wrote the docstring's full stop" in guide
     )
     # "Most rounds add all 4 drafts and a bonus token"
     assert sum(r.accepted == 4 for r in spec.rounds) > len(spec.rounds) / 2

@@ -284,3 +284,10 @@ def test_the_takeaway_on_the_adaptive_policy_holds_in_the_saved_report():
         )
     ]
     assert beaten
+
+
+def test_the_guide_says_how_long_make_bench_took():
+    """Teacher guide, lesson 06: "the saved report's decode benchmark took N s"."""
+    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
+    assert f"the saved report's decode benchmark took {decode['seconds']:.0f} s" in guide

@@ -56,6 +56,21 @@ def test_shipped_scenarios():
     assert len(prompts_sha256(scenarios)) == 64
 
 
+def test_the_readme_states_the_rules_a_groups_own_file_meets(tmp_path):
+    """A class writes its own scenario (teacher guide, week 3): the README names the rules."""
+    from speclab.scenarios import MIN_PROMPTS, SOURCES
+
+    readme = (prompts_dir() / "README.md").read_text(encoding="utf-8")
+    assert f"at least {MIN_PROMPTS} of these" in readme
+    assert all(f'"{source}' in readme for source in SOURCES)
+    own = 'name = "ours"\ndescription = "d"\n' + "".join(
+        f'[[prompts]]\nid = "p{i}"\nsource = "written for the project by group 3"\ntext = "x"\n'
+        for i in range(MIN_PROMPTS)
+    )
+    write(tmp_path, "ours.toml", own)
+    assert [s.name for s in load_scenarios(tmp_path)] == ["ours"]
+
+
 def test_free_text_prompts_are_picked_from_the_candidates():
     """benchmarks/pick_free_text.py ranks the candidates; the scenario takes some of them."""
     candidates = load_scenario(prompts_dir() / "candidates" / "free_text.toml")

@@ -103,7 +103,7 @@ def test_drafter_game_keeps_a_right_guess_and_scores_it_beside_lookup(models):
     assert round_.accepted == 3 and round_.appended == greedy[3]
     assert game.last.value.count("\u2713") == 3 and "\u2717" not in game.last.value
     assert "4 new tokens from one forward" in game.last.value
-    assert "You: 4 tokens in 1 target forwards, 4.00 per forward" in game.score.value
+    assert "You: 4 tokens in 1 target forward, 4.00 per forward" in game.score.value
     lookup = speculative_decode(target, PromptLookupDrafter(), encode(PROMPTS["text"]), 4, 4,
                                 adaptive=False)  # fmt: skip
     assert f"the same text: {lookup.tokens_per_target_forward:.2f} per forward" in game.score.value

@@ -239,8 +239,10 @@ class DrafterGame(Shown):
         if not result.rounds:
             self.score.value = ""
             return
+        tokens = f"{len(result.tokens)} token{'s' * (len(result.tokens) != 1)}"
+        forwards = f"{result.target_forwards} target forward{'s' * (result.target_forwards != 1)}"
         self.score.value = (
-            f"<p><b>You: {len(result.tokens)} tokens in {result.target_forwards} target forwards, "
+            f"<p><b>You: {tokens} in {forwards}, "
             f"{result.tokens_per_target_forward:.2f} per forward.</b> Prompt lookup (k = 4) on "
             f"the same text: {self.lookup_tokens_per_forward():.2f} per forward. Plain greedy "
             "decoding: 1.00.</p>"
