@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from speclab import cli, handouts
+import speclab.chromium
+from speclab import cli
 from speclab.answer_check import answer_leaks
+from speclab.chromium import chromium_available
 from speclab.handout_folder import HandoutError
 from speclab.handouts import (
     LONG_TABLE_ROWS,
     build_all,
     build_page,
-    chromium_available,
     parse_figure,
     render_body,
 )
@@ -473,8 +474,8 @@ def test_chromium_failing_is_one_line_and_keeps_the_earlier_build(
     chromium = tmp_path / "chromium"
     chromium.write_text("#!/bin/sh\n" + script, "utf-8")
     chromium.chmod(0o755)
-    monkeypatch.setattr(handouts, "CHROMIUM", chromium)
-    monkeypatch.setattr(handouts, "PRINT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(speclab.chromium, "CHROMIUM", chromium)
+    monkeypatch.setattr(speclab.chromium, "PRINT_TIMEOUT_S", 0.5)
     (lessons / "98_new.md").write_text("# New\n\nText.\n", "utf-8")
     status = cli.main(["handouts", "--pdf", "--lessons", str(lessons), "--out", str(out)])
     err = capsys.readouterr().err
@@ -500,12 +501,12 @@ def test_chromium_helpers_do_not_outlive_the_print(tmp_path, monkeypatch, ends):
     last = "exec sleep 30\n" if ends == "hangs" else "exit 1\n"
     chromium.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pids}\n{last}", "utf-8")
     chromium.chmod(0o755)
-    monkeypatch.setattr(handouts, "CHROMIUM", chromium)
-    monkeypatch.setattr(handouts, "PRINT_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(speclab.chromium, "CHROMIUM", chromium)
+    monkeypatch.setattr(speclab.chromium, "PRINT_TIMEOUT_S", 2.0)
     html_path = tmp_path / "page.html"
     html_path.write_text("<p>x</p>", "utf-8")
     with pytest.raises(HandoutError, match="Chromium could not print"):
-        handouts.print_pdf(html_path, tmp_path / "page.pdf")
+        speclab.chromium.print_pdf(html_path, tmp_path / "page.pdf")
     helper = int(pids.read_text())
     for _ in range(50):  # SIGKILL is delivered at once; give the kernel a moment
         if not _running(helper):
@@ -528,17 +529,17 @@ def test_a_helper_holding_stderr_does_not_stall_the_print(tmp_path, monkeypatch,
         "utf-8",
     )
     chromium.chmod(0o755)
-    monkeypatch.setattr(handouts, "CHROMIUM", chromium)
-    monkeypatch.setattr(handouts, "PRINT_TIMEOUT_S", 20.0)
+    monkeypatch.setattr(speclab.chromium, "CHROMIUM", chromium)
+    monkeypatch.setattr(speclab.chromium, "PRINT_TIMEOUT_S", 20.0)
     html_path = tmp_path / "page.html"
     html_path.write_text("<p>x</p>", "utf-8")
     start = time.monotonic()
     if status == 0:
-        handouts.print_pdf(html_path, tmp_path / "page.pdf")
+        speclab.chromium.print_pdf(html_path, tmp_path / "page.pdf")
         assert (tmp_path / "page.pdf").read_text() == "pdf\n"
     else:  # the reason is Chromium's own, not the time-out
         with pytest.raises(HandoutError, match=r"\(exit status 3: printed it\)"):
-            handouts.print_pdf(html_path, tmp_path / "page.pdf")
+            speclab.chromium.print_pdf(html_path, tmp_path / "page.pdf")
     assert time.monotonic() - start < 10, "waited for the helper, not for Chromium"
     helper = int(pids.read_text())
     for _ in range(50):

@@ -37,23 +37,20 @@ Arabic fonts first, and its banner and page footer in its language.
 """
 
 import argparse
-import contextlib
 import hashlib
 import html
-import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from speclab import chromium
 from speclab.answer_check import check_no_answers, markdown_parser
+from speclab.chromium import one_line
 from speclab.cli import path_argument, sigterm_stops_cleanly
 from speclab.handout_folder import (
     STAGE_PREFIX,
@@ -67,9 +64,7 @@ from speclab.handout_folder import (
 from speclab.report_files import first_missing, remove_empty_folders
 from speclab.student_files import printable, shown
 
-CHROMIUM = Path("/usr/bin/chromium")
 FIGURE_NAME_CHARS = 80  # of a figure file's readable part (file systems allow 255 bytes)
-PRINT_TIMEOUT_S = 120.0  # one page prints in seconds; a Chromium that hangs must not stall us
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
 FIGURE_SCHEME = "figure:"
 MAX_FIGURE_NUMBER = 1000  # a handout's figure never needs more; k=100000 would draw for minutes
@@ -248,22 +243,16 @@ def _draw(function, request: FigureRequest, path: Path, figure_dir: Path) -> Pat
     except Warning as error:  # values it draws, but not usably: a log axis of negatives
         raise HandoutError(
             f"figure {request.name!r} cannot be drawn well from these values: "
-            f"{_one_line(str(error))}"
+            f"{one_line(str(error))}"
         ) from error
     figure_dir.mkdir(parents=True, exist_ok=True)
     try:
         figure.savefig(path, format="svg", bbox_inches="tight")
     except (ValueError, Warning) as error:  # `$x^$`, or axes the values shrink to nothing
         path.unlink(missing_ok=True)  # half written: a later page would reuse it
-        reason = _one_line(str(error))  # matplotlib's message spans lines
+        reason = one_line(str(error))  # matplotlib's message spans lines
         raise HandoutError(f"figure {request.name!r} cannot be drawn: {reason}") from error
     return path
-
-
-def _one_line(text: str, width: int = 200) -> str:
-    """text on one line of at most about width characters, for an error message."""
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def _blank_lines(escaped: str) -> str:
@@ -377,102 +366,6 @@ class Built:
     title: str
 
 
-def chromium_available() -> bool:
-    return CHROMIUM.exists()
-
-
-def print_pdf(html_path: Path, pdf_path: Path) -> None:
-    """Print a local HTML page to PDF with headless Chromium (no network, fresh profile).
-
-    Chromium failing, or still busy after PRINT_TIMEOUT_S, is a HandoutError.
-    """
-    # ignore_cleanup_errors: a Chromium helper still writing there must not hide the real error
-    with tempfile.TemporaryDirectory(
-        prefix="speclab-chromium-", ignore_cleanup_errors=True
-    ) as profile:
-        command = [
-            str(CHROMIUM),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-quic",
-            f"--user-data-dir={profile}",
-            "--no-pdf-header-footer",
-            f"--print-to-pdf={pdf_path}",
-            html_path.resolve().as_uri(),
-        ]
-        returncode, stderr = _run_chromium(command)
-    if returncode != 0 or not pdf_path.exists():
-        # Its last line says why (the first ones are warnings about D-Bus and the like);
-        # a log line starts with [process:thread:time:ERROR:source.cc:line].
-        lines = [re.sub(r"^\[[^\]]*\]\s*", "", line) for line in stderr.splitlines()]
-        last = next((line for line in reversed(lines) if line.strip()), "")
-        if returncode < 0:
-            status = f"stopped by signal {-returncode}"
-        elif returncode > 0:
-            status = f"exit status {returncode}"
-        else:
-            status = "no PDF written"
-        raise _chromium_error(f"{status}: {last}" if last else status)
-
-
-def _run_chromium(command: list[str]) -> tuple[int, str]:
-    """Run Chromium in a process group of its own: (exit status, stderr).
-
-    Its stderr goes to a file, not a pipe: a helper that inherits the pipe and outlives
-    Chromium would keep it open, and reading it to the end would wait for the time-out.
-    Once Chromium has exited, after PRINT_TIMEOUT_S, or on Ctrl-C or any error here, the
-    whole group is killed: its renderer and GPU helpers too, which killing Chromium alone
-    leaves running (and which, in a group of their own, a Ctrl-C at the terminal does not
-    reach). Chromium is reaped only after that, so its group's number cannot have gone to
-    another process meanwhile.
-    """
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
-        try:
-            process = subprocess.Popen(
-                command, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True
-            )
-        except OSError as error:  # not executable, or gone since chromium_available()
-            raise _chromium_error(f"{CHROMIUM}: {error.strerror or error}") from None
-        try:
-            if not _wait_unreaped(process, PRINT_TIMEOUT_S):
-                raise _chromium_error(f"no PDF after {PRINT_TIMEOUT_S:g} s")
-        finally:
-            _kill_group(process)  # on every way out, helpers that outlive Chromium too
-        log.seek(0)
-        return process.returncode, log.read()
-
-
-def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
-    """Whether the process exits within timeout s; on POSIX it is left unreaped (a zombie)."""
-    if not hasattr(os, "waitid"):  # Windows: no process groups to protect
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout)
-        return process.poll() is not None
-    deadline = time.monotonic() + timeout
-    while os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
-        os.killpg(process.pid, signal.SIGKILL)  # AttributeError: Windows, no process groups
-    process.kill()  # does nothing once it has exited; then reap it
-    process.wait()
-
-
-def _chromium_error(reason: str) -> HandoutError:
-    return HandoutError(f"Chromium could not print the PDFs ({_one_line(reason)}); try --no-pdf")
-
-
 def build_page(
     source: Path,
     out_dir: Path,
@@ -505,7 +398,7 @@ def build_page(
             )
             try:
                 pdf_path = out_dir / f"{source.stem}-{paper}.pdf"
-                print_pdf(page, pdf_path)
+                chromium.print_pdf(page, pdf_path)
                 pdfs.append(pdf_path)
             finally:
                 page.unlink(missing_ok=True)
@@ -519,9 +412,9 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     """
     if not lessons_dir.is_dir() or not any(lessons_dir.glob("*.md")):
         raise HandoutError(f"no lessons in {lessons_dir}: give --lessons a folder of .md files")
-    pdf = chromium_available() if pdf is None else pdf
-    if pdf and not chromium_available():
-        raise HandoutError(f"PDFs need {CHROMIUM} (Debian: apt-get install chromium)")
+    pdf = chromium.chromium_available() if pdf is None else pdf
+    if pdf and not chromium.chromium_available():
+        raise HandoutError(f"PDFs need {chromium.CHROMIUM} (Debian: apt-get install chromium)")
     languages = [("en", lessons_dir, out_dir)] + [
         (lang, lessons_dir / lang, out_dir / lang)
         for lang in TRANSLATED
@@ -673,7 +566,7 @@ def run(args: argparse.Namespace) -> int:
         restore()
         remove_empty_folders(Path(args.out), made)
     n_pdfs = sum(len(page.pdfs) for page in built)
-    note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {CHROMIUM} not found)"
+    note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {chromium.CHROMIUM} not found)"
     where = f"in {shown(str(args.out))}{note}; open {shown(str(args.out / 'index.html'))}"
     print(f"{len(built)} pages, {n_pdfs} PDFs {where}")  # a line break in a name shown as \n
     return 0
