@@ -8,19 +8,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from speclab import bench_decode
+from speclab import bench_decode, decode_reports
 from speclab.bench_decode import (
     Method,
     Settings,
     alpha_estimate,
     decode_report,
-    load_report,
     position_counts,
     run_decodes,
-    save_decode_report,
 )
 from speclab.cli import main
 from speclab.counting import simulate_rounds
+from speclab.decode_reports import load_report, save_decode_report
 from speclab.decoding import Round
 from speclab.gpt import GPTConfig
 from speclab.scenarios import load_scenarios
@@ -203,27 +202,27 @@ def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):
                   "prompts": full["prompts"], "machine": machine, "models": models}  # fmt: skip
         path.write_text(json.dumps(record), encoding="utf-8")
 
-    assert bench_decode.saved_report_path() is None
+    assert decode_reports.saved_report_path() is None
     write(shipped, quick=False, machine="a quiet one")
-    assert bench_decode.saved_report_path() == shipped
+    assert decode_reports.saved_report_path() == shipped
     own.parent.mkdir(parents=True)
     own.write_bytes(shipped.read_bytes())  # the saved report copied there: still the saved one
-    assert bench_decode.saved_report_path() == shipped
+    assert decode_reports.saved_report_path() == shipped
     write(own, quick=True)  # `speclab bench decode --quick` writes here too: not a full run
-    assert bench_decode.saved_report_path() == shipped
+    assert decode_reports.saved_report_path() == shipped
     own.write_text("{ cut off", encoding="utf-8")  # an interrupted write: not shown
-    assert bench_decode.saved_report_path() == shipped
+    assert decode_reports.saved_report_path() == shipped
     earlier = {"target": {"sha256": "0" * 64}, "draft": None}
     write(own, quick=False, models=earlier)  # `make bench` before the weights were updated
-    assert bench_decode.saved_report_path() == shipped
+    assert decode_reports.saved_report_path() == shipped
     write(own, quick=False, models=shipped_models | {"draft": None}, drafters=["lookup"])
-    assert bench_decode.saved_report_path() == shipped  # `--drafter lookup`: lesson 06 shows both
+    assert decode_reports.saved_report_path() == shipped  # `--drafter lookup`: lesson 06 shows both
     write(own, quick=False, k_values=[4])  # `--k 4`: not every k the lesson shows
-    assert bench_decode.saved_report_path() == shipped
+    assert decode_reports.saved_report_path() == shipped
     write(own, quick=False)  # `make bench`
-    assert bench_decode.saved_report_path() == own
+    assert decode_reports.saved_report_path() == own
     shipped.unlink()
-    assert bench_decode.saved_report_path() == own
+    assert decode_reports.saved_report_path() == own
 
 
 def test_a_wrong_output_is_reported(models, prompts, monkeypatch):
@@ -379,7 +378,7 @@ def test_the_default_folder_is_the_clones_whatever_the_current_one(tmp_path, mon
     args = build_parser().parse_args(["bench", "decode"])
     assert bench_cli.option_problem(args) is None
     assert args.out == repo_root() / "build" / "bench"
-    assert bench_decode.saved_report_path() in (
+    assert decode_reports.saved_report_path() in (
         repo_root() / "build" / "bench" / "decode.json",
         repo_root() / "data" / "bench" / "decode.json",
     )
@@ -452,7 +451,7 @@ def test_what_fits_is_what_will_run_not_each_prompts_own_budget(models, prompts)
 
 
 def test_a_partial_run_never_replaces_the_full_report_lesson_06_shows(report, tmp_path):
-    from speclab.bench_decode import is_full_run, lesson_report
+    from speclab.decode_reports import is_full_run, lesson_report
     from speclab.paths import data_dir
 
     shipped = load_report(data_dir() / "bench" / "decode.json")  # a full run: `make bench`
@@ -492,7 +491,7 @@ def test_a_scenario_file_being_edited_never_crashes_the_save_or_replaces_the_rep
     out = tmp_path / "bench"
     full = load_report(data_dir() / "bench" / "decode.json")
     assert save_decode_report(full, out)[0].name == "decode.json"
-    monkeypatch.setattr(bench_decode, "_shipped_prompts_sha256", lambda: None)  # unreadable
+    monkeypatch.setattr(decode_reports, "_shipped_prompts_sha256", lambda: None)  # unreadable
     for run in (report, full):  # neither can be told full now: both kept beside it
         assert save_decode_report(run, out)[0].name == "decode-partial.json"
     assert load_report(out / "decode.json") == full

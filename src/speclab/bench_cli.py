@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from speclab import bench, bench_decode
+from speclab import bench, bench_decode, decode_reports
 from speclab.cli import path_argument, sigterm_stops_cleanly
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
@@ -92,7 +92,7 @@ def option_problem(args) -> str | None:
             setattr(args, name, default)
     try:
         names = (f"{args.what}.json", f"{args.what}.csv")  # the pair it writes there
-        if args.what == "decode":  # or beside a full report (bench_decode.save_decode_report)
+        if args.what == "decode":  # or beside a full report (decode_reports.save_decode_report)
             names += ("decode-partial.json", "decode-partial.csv")
         args.out = writable_folder(args.out or bench_dir(), files=names)
     except OSError as error:
@@ -175,7 +175,7 @@ def run_decode(args) -> int:
         print(printable(f"speclab bench decode: {error}"), file=sys.stderr)
         return 1
     try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
-        json_path, csv_path = bench_decode.save_decode_report(report, args.out)
+        json_path, csv_path = decode_reports.save_decode_report(report, args.out)
     except OSError as error:
         print(printable(f"speclab bench decode: cannot save the report ({error})"), file=sys.stderr)
         return 1
