@@ -246,6 +246,19 @@ FILE_ERRORS = [
 ]
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "ｐｒｅｆｉｘ,ｇｕｅｓｓ,ｅｘｐｅｃｔｅｄ_ｏｕｔｐｕｔ",  # full width, as an input method types
+        "前缀,猜测,预期　输出",  # an ideographic space inside a name
+        "پيشوند,حدس,خروجي مورد انتظار",  # Arabic ي where Persian has ی
+    ],
+)
+def test_a_header_typed_in_other_forms_of_the_same_letters_is_read(tmp_path, header):
+    frame = check_guesses(write(tmp_path, "g.csv", f"{header}\n,AB,ABC\n"))
+    assert frame["expected_output"].tolist() == ["ABC"] and frame["matches"].tolist() == [True]
+
+
 @pytest.mark.parametrize("copied", ["(empty)", "（空）", "空", "(خالی)", "خالی", "无", "هیچ"])
 def test_a_prefix_copied_from_a_table_in_any_language_gets_the_hint(tmp_path, copied):
     """What the zh and fa tables print for an empty prefix, as the English "(empty)" does."""
@@ -926,6 +939,12 @@ def test_an_expectation_on_a_row_with_a_problem_is_counted_as_not_checked(tmp_pa
         .splitlines()[-1]
         .startswith("score: 1 of 1 expected outputs right, 1 expected output not checked")
     )
+    write(tmp_path, "g.csv", 'prefix,guess,expected_output\n,AB,"ABC\n')  # cells unknown
+    _, out, _ = run_cli(capsys, tmp_path / "g.csv")
+    assert out.strip().splitlines()[-1].startswith("score: no expected_output checked;")
+    write(tmp_path, "g.csv", "prefix,guess\n,AB\n")  # nothing to check, nothing unread
+    _, out, _ = run_cli(capsys, tmp_path / "g.csv")
+    assert out.strip().splitlines()[-1].startswith("score: no expected_output filled in;")
 
 
 def ctrl_c_once_numpy_loads(command: list[str], delay: float) -> subprocess.Popen:

@@ -745,3 +745,18 @@ def test_every_package_speclab_imports_is_a_requirement_not_a_test_extra():
     for module in sorted(third_party):
         provided_by = {d.lower().replace("_", "-") for d in distributions.get(module, [])}
         assert provided_by & installed, f"{module} ({provided_by}) is not a requirement"
+
+
+def test_a_missing_numpy_is_named_even_when_pandas_rewraps_it(tmp_path):
+    """pandas turns numpy's ModuleNotFoundError into a plain ImportError of its own."""
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from speclab.cli import main\n"
+        f"sys.exit(main(['check-guesses', {str(tmp_path / 'x.csv')!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("speclab: the Python package 'numpy' is not installed here")
+    assert "Traceback" not in done.stderr

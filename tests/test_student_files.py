@@ -139,9 +139,14 @@ def test_class_files_keeps_every_csv_entry_so_each_problem_is_named(tmp_path):
     (tmp_path / "notes.txt").write_text("not a csv")
     (tmp_path / "ghost.csv").symlink_to(tmp_path / "gone.csv")
     (tmp_path / "sub.csv").mkdir()
+    (tmp_path / "up.csv").symlink_to("..")  # a link to a folder is a folder too
     files, errors, notes = class_files([str(tmp_path), str(tmp_path / "nope.csv")])
     assert [path.name for path in files] == ["B.CSV", "a.csv", "ghost.csv", "nope.csv"]
-    assert errors == [] and notes == []
+    assert errors == []  # the folders named *.csv are said, not dropped in silence
+    assert [str(note) for note in notes] == [
+        f"{tmp_path / name}: skipped, a folder, not a student's .csv file"
+        for name in ("sub.csv", "up.csv")
+    ]
 
 
 def test_helper_files_beside_a_spreadsheet_are_noted_and_skipped(tmp_path, capsys):

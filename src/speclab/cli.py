@@ -142,23 +142,20 @@ def main(argv: list[str] | None = None) -> int:
 
         print(printable(f"speclab: {error}"), file=sys.stderr)
         return 1
-    except ModuleNotFoundError as error:  # an environment made before a requirement was added
-        if ctrl_c_seen():  # numpy can turn a Ctrl-C during its import into an ImportError
-            print("interrupted", file=sys.stderr)
-            return 130
-        print(
-            f"speclab: the Python package {error.name!r} is not installed here; install "
-            "speclab's requirements again (`make lab`, or `pip install -e .` in this folder)",
-            file=sys.stderr,
-        )
-        return 1
-    except Exception:
+    except Exception as error:
         # Ctrl-C inside a C extension's import comes out as another error: numpy turns it
         # into "Importing the numpy C-extensions failed" and pandas into ImportError.
         if ctrl_c_seen():
             print("interrupted", file=sys.stderr)
             return 130
-        raise
+        if (missing := _missing_module(error)) is None:
+            raise
+        print(  # an environment made before a requirement was added, or one half removed
+            f"speclab: the Python package {missing!r} is not installed here; install "
+            "speclab's requirements again (`make lab`, or `pip install -e .` in this folder)",
+            file=sys.stderr,
+        )
+        return 1
     finally:
         restore()
 
@@ -178,6 +175,19 @@ def text_path_argument(text: str) -> str:
     """As path_argument, for options that keep their paths as text."""
     path_argument(text)
     return text
+
+
+def _missing_module(error: BaseException) -> str | None:
+    """The module a failed import was missing, also where a library re-raised it as another
+    ImportError (pandas: "Unable to import required dependency numpy"); None otherwise."""
+    seen = 0
+    while error is not None and seen < 10:  # a chain of causes, never a cycle
+        if isinstance(error, ModuleNotFoundError) and error.name:
+            return error.name.split(".")[0]
+        if not isinstance(error, ImportError):
+            return None
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return None
 
 
 class importing:

@@ -36,6 +36,7 @@ upper-cased behind the student's back; a file separated by ، is not re-read wit
 import difflib
 import functools
 import gettext
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -236,9 +237,17 @@ def _student_cells(row_number: int, cells: list[str], columns: dict, header_widt
     return row
 
 
+# Letters an Arabic keyboard types where Persian has its own: the same names to a reader.
+ARABIC_TO_PERSIAN = str.maketrans({"\u064a": "\u06cc", "\u0643": "\u06a9", "\u0649": "\u06cc"})
+
+
 def _column_name(cell: str) -> str:
-    name = cell.replace("\ufeff", "").replace("\u200c", " ").strip().lower()
-    name = COLUMN_ALIASES.get(" ".join(name.split()), name)
+    """A header cell as the name it means: full-width letters and spaces as plain ones (NFKC,
+    what a Chinese input method types), Arabic ي and ك as Persian ی and ک, aliases read."""
+    name = unicodedata.normalize("NFKC", cell).translate(ARABIC_TO_PERSIAN)
+    name = name.replace("\ufeff", "").replace("\u200c", " ").strip().lower()
+    spaced = " ".join(name.split())
+    name = COLUMN_ALIASES.get(spaced, COLUMN_ALIASES.get(spaced.replace(" ", ""), name))
     return name.replace(" ", "_").replace("-", "_")
 
 

@@ -157,6 +157,8 @@ def _table_line(cells: list[str], widths: list[int]) -> str:
 def _score_line(result: Score, tr: gettext.NullTranslations) -> str:
     _, n_ = tr.gettext, tr.ngettext
     expectations = _("no expected_output filled in")
+    if result.problems:  # a row the checker could not read may have held one
+        expectations = _("no expected_output checked")
     if result.with_expectation:
         expectations = _("{right} of {count} expected outputs right").format(
             right=result.right, count=result.with_expectation

@@ -322,7 +322,8 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
             continue
         try:
             with os.scandir(path) as entries:
-                found = sorted(path / entry.name for entry in entries if _is_csv_entry(entry))
+                named = [(entry.name, _is_csv_entry(entry)) for entry in entries
+                         if entry.name.lower().endswith(".csv")]  # fmt: skip
         except OSError as error:
             errors.append(
                 Message(
@@ -331,6 +332,15 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
                 )
             )
             continue
+        found = sorted(path / name for name, is_file in named if is_file)
+        notes += [  # a folder named x.csv (or a link to one): said, not dropped in silence
+            Message(
+                N_("{name}: skipped, a folder, not a student's .csv file"),
+                {"name": shown(str(path / name))},
+            )
+            for name, is_file in sorted(named)
+            if not is_file
+        ]
         helpers = [entry for entry in found if entry.name.startswith(HELPER_FILE_PREFIXES)]
         notes += [
             Message(
@@ -384,8 +394,7 @@ def _is_folder(path: Path) -> bool:
 
 
 def _is_csv_entry(entry: os.DirEntry) -> bool:
-    if not entry.name.lower().endswith(".csv"):
-        return False
+    """Whether a *.csv entry is to be read as a file (not a folder, followed through links)."""
     try:
         return not entry.is_dir()  # a sub-folder named x.csv is not a student's file
     except OSError:
