@@ -427,9 +427,21 @@ def test_code_edit_note_finds_the_corrections_that_come_from_the_edit():
 
     run = _run_of(prompt, _plain('    """Return the meanX'))  # the 23rd byte should be " "
     note = code_edit_note(run, PromptLookupDrafter(3, 1))
-    assert "None of the corrections comes from the edit." in note
+    assert "correction" not in note  # there is none to explain
     assert "The model's own copy breaks at round 23: it wrote `'X'` where the edited" in note
     assert "has `'␣'`" in note
+
+    # after the copy broke, a draft of `_2` corrected is not the edit's doing: not listed
+    broke = '    """ReturnX' + docstring[len('    """Return') :]
+    run = _run_of(prompt, _plain(broke) + [(b"_2, ", 0, ".")])
+    note = code_edit_note(run, PromptLookupDrafter(3, 1))
+    assert "At round" not in note and "The model's own copy breaks at round 14" in note
+
+    note = code_edit_note(_run_of(prompt, _plain(" ")), PromptLookupDrafter(3, 1))
+    assert note == (
+        "In its 1 byte the model has not yet written a use of the parameter, old name or new. "
+        "The model copied the function byte for byte so far."
+    )
 
     run = _run_of(prompt, _plain(_EDITED_BODY))
     note = code_edit_note(run, PromptLookupDrafter(3, 1))

@@ -176,3 +176,21 @@ def test_boundary_explorer_words_no_data_and_break_even():
     # free drafts and free verification: alpha 0 gains nothing and loses nothing
     assert "no drafts: no data" in explorer.text.value
     assert "alpha 0: breaks even" in explorer.text.value and "alpha 1: pays" in explorer.text.value
+
+
+def test_boundary_explorer_where_no_alpha_pays():
+    """k c + verify cost above k + 1: even alpha = 1 loses (1.0 + 2.4 + 2.0 = 5.4 steps a
+    round for at most 5 tokens), so there is no break-even to show, and alpha 1 loses."""
+    from speclab.counting import speedup_with_verify_cost
+
+    explorer = BoundaryExplorer({"s": 1.0}, k=4, c=0.6, verify_per_position=0.5)
+    assert speedup_with_verify_cost(1.0, 4, 1.0 + 0.5 * 4, 0.6) < 1  # the oracle: it loses
+    assert explorer.never_pays() == (False, True)
+    assert "<b>none: no \u03b1 pays</b> (with the verify cost)" in explorer.text.value
+    assert "s: loses" in explorer.text.value and "breaks even" not in explorer.text.value
+    assert explorer.verdicts() == {"s": False}
+
+
+def test_boundary_explorer_draws_a_name_holding_half_a_character():
+    explorer = BoundaryExplorer({"x\ud800": 0.5})  # a hand-edited report
+    assert explorer.picture.value[:4] == b"\x89PNG" and "x\ufffd: pays" in explorer.text.value

@@ -63,62 +63,61 @@ def code_edit_note(result, drafter) -> str:
     was copied from)."""
     from speclab.render import token_markdown, token_roles
 
-    prompt = EXAMPLES["code-edit"]
-    written = decode(result.tokens)
+    prompt, wanted = EXAMPLES["code-edit"], _EDITED_BODY.encode()
+    written, n = decode(result.tokens), len(result.tokens)
     if "values_2" in written:
         sentences = ["The model wrote the renamed `values_2`."]
     elif "(values)" in written or "values[" in written:  # the body's uses, not the docstring's
         sentences = ["Where the edit asks for `values_2` the model wrote the old `values`."]
     else:
         sentences = [
-            f"In its {len(result.tokens)} bytes the model has not yet written a use of the "
+            f"In its {n} byte{'s' * (n != 1)} the model has not yet written a use of the "
             "parameter, old name or new."
         ]
+    pairs = enumerate(zip(result.tokens, wanted, strict=False))
+    broken = next((i for i, (got, want) in pairs if got != want), None)  # the copy's first slip
+    end = n if broken is None else broken  # up to here the model copies the edited function
     rename = prompt.index("values_2", prompt.index("# edited:")) + len("values")
-    text, from_edit = list(result.prompt_tokens), []
+    text, position, corrected, from_edit = list(result.prompt_tokens), 0, 0, []
     for number, round_ in enumerate(result.rounds, 1):
-        if round_.accepted < len(round_.drafted):  # a correction
+        at = position + round_.accepted  # where the target corrected a draft, if it did
+        if round_.accepted < len(round_.drafted) and at < end:
+            corrected += 1
             start = drafter.source(text)
             if start is not None and rename <= start + round_.accepted < rename + 2:
                 from_edit.append(number)
         text += round_.new_tokens
+        position += len(round_.new_tokens)
+    before = "" if broken is None else " before the copy breaks"
     if from_edit:
-        rounds = (
-            " and ".join(map(str, from_edit))
-            if len(from_edit) < 3
-            else (", ".join(map(str, from_edit[:-1])) + f" and {from_edit[-1]}")
-        )
+        rounds = " and ".join(map(str, from_edit[-2:]))
+        rounds = ", ".join([*map(str, from_edit[:-2]), rounds])
         sentences.append(
             f"At round{'s' * (len(from_edit) > 1)} {rounds} the drafter copied the rename's "
             "`_2` from the edited line where the model went on as the function does: "
             f"{'those corrections come' if len(from_edit) > 1 else 'that correction comes'} "
             "from the edit."
         )
-    else:
-        sentences.append("None of the corrections comes from the edit.")
-    roles, wanted = token_roles(result), _EDITED_BODY.encode()
-    broken = next(
-        (
-            i
-            for i, (got, want) in enumerate(zip(result.tokens, wanted, strict=False))
-            if got != want
-        ),
-        None,
-    )
+    elif corrected:
+        sentences.append(f"None of the corrections{before} comes from the edit.")
+    others = corrected - len(from_edit)
     drafters_own = (
-        "the drafter's: its last few bytes also occur at another earlier place, and it proposed "
+        f"{'every other correction' if from_edit else 'every correction'}{before} is the "
+        "drafter's: its last few bytes also occur at another earlier place, and it proposed "
         "what followed that place (find it for one correction)."
     )
     if broken is None:
+        so_far = "" if n >= len(wanted) else " so far"
         sentences.append(
-            f"The model copied the function byte for byte, so every other correction is {drafters_own}"
+            f"The model copied the function byte for byte{so_far}"
+            + (f", so {drafters_own}" if others else ".")
         )
     else:
         sentences.append(
-            f"The model's own copy breaks at round {roles[broken][2] + 1}: it wrote "
+            f"The model's own copy breaks at round {token_roles(result)[broken][2] + 1}: it wrote "
             f"{token_markdown(result.tokens[broken])} where the edited function has "
             f"{token_markdown(wanted[broken])}, and from there it no longer follows the function "
-            f"byte for byte. Every other correction before it is {drafters_own}"
+            "byte for byte." + (f" {drafters_own[0].upper()}{drafters_own[1:]}" if others else "")
         )
     return " ".join(sentences)
 

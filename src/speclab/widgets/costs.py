@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, figure_png
+from speclab.widgets.base import Shown, figure_png, typed_text
 
 
 class WidthExplorer(Shown):
@@ -109,7 +109,10 @@ class BoundaryExplorer(Shown):
 
     def __init__(self, scenario_alphas: dict | None = None, k: int = 4, c: float = 0.02,
                  verify_per_position: float = 0.05):  # fmt: skip
-        self.scenario_alphas = dict(scenario_alphas or {})
+        # names as text that can be drawn: a hand-edited report may hold half a character
+        self.scenario_alphas = {
+            typed_text(str(name)): alpha for name, alpha in (scenario_alphas or {}).items()
+        }
         self.k = widgets.IntSlider(value=k, min=1, max=8, description="k (drafts)")
         self.c = widgets.FloatSlider(value=c, min=0.0, max=1.0, step=0.01,
                                      description="c (draft cost)")  # fmt: skip
@@ -130,6 +133,12 @@ class BoundaryExplorer(Shown):
         k, c = self.k.value, self.c.value
         return break_even_alpha(k, 1.0, c), break_even_alpha(k, 1.0 + self.verify.value * k, c)
 
+    def never_pays(self) -> tuple[bool, bool]:
+        """Whether a round costs more than the k + 1 tokens it can give, so that no alpha pays:
+        (Leviathan's formula, with the verify cost). break_even() is 1.0 there."""
+        k, c = self.k.value, self.c.value
+        return k * c + 1.0 > k + 1, k * c + 1.0 + self.verify.value * k > k + 1
+
     def verdicts(self) -> dict[str, bool]:
         """{scenario: predicted to pay} with the verify cost counted."""
         _, threshold = self.break_even()
@@ -137,14 +146,20 @@ class BoundaryExplorer(Shown):
 
     def update(self) -> None:
         leviathan, with_verify = self.break_even()
+        never = self.never_pays()
+        shown = [
+            "none: no \u03b1 pays" if no_alpha else f"{alpha:.2f}"
+            for alpha, no_alpha in zip((leviathan, with_verify), never, strict=True)
+        ]
         verdicts = ", ".join(
-            f"{name}: {_verdict(self.scenario_alphas[name], with_verify)}"
-            for name in self.verdicts()
+            f"{name}: {'loses' if never[1] else _verdict(alpha, with_verify)}"
+            for name, alpha in self.scenario_alphas.items()
         )
         self.text.value = (
             "<p style='font-size:1.2em'>break-even \u03b1: "
-            f"<b>{leviathan:.2f}</b> (Leviathan) &nbsp;|&nbsp; <b>{with_verify:.2f}</b> "
+            f"<b>{shown[0]}</b> (Leviathan) &nbsp;|&nbsp; <b>{shown[1]}</b> "
             f"(with the verify cost)" + (f"<br>predicted: {html.escape(verdicts)}" if verdicts else "")
+            + ("<br>a round costs more than the k + 1 tokens it can give" if never[1] else "")
             + "</p>"
         )  # fmt: skip
         from speclab.figures import boundary_figure
