@@ -251,6 +251,7 @@ def test_shipped_models_match_greedy(capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "matches greedy decoding byte for byte: yes (30 bytes)" in out
+    assert "target: target, drafter: lookup" in out and "target target" not in out
 
 
 def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target():

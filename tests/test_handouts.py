@@ -613,6 +613,16 @@ def test_bad_input_gets_a_message(tmp_path, setup, message, capsys):
     assert status == 1 and message in capsys.readouterr().err
 
 
+def test_lessons_given_as_a_file_says_so(tmp_path, capsys):
+    lesson = _small_lessons(tmp_path) / "01_x.md"
+    lesson.write_text("# T\n", "utf-8")
+    argv = ["handouts", "--no-pdf", "--lessons", str(lesson), "--out", str(tmp_path / "out")]
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    assert status == 1 and "01_x.md is a file: give --lessons a folder" in err
+    assert "no lessons in" not in err
+
+
 def test_a_file_list_naming_windows_paths_or_other_folders_names_nothing():
     """The list is written with "/" only: a backslash or a drive, which Windows would follow
     out of --out, makes a name no build file; so do folders and kinds a build never writes."""

@@ -136,6 +136,17 @@ def test_speedup_explorer_follows_its_sliders():
     assert "slower than greedy" in explorer.text.value
 
 
+def test_speedup_explorer_verdict_agrees_with_the_speedup_it_prints():
+    """0.9965x is printed 1.00x: the verdict says break even, not slower."""
+    speedup = expected_speedup(0.15, 3, 0.06)
+    assert f"{speedup:.2f}" == "1.00" and speedup != 1.0
+    explorer = SpeedupExplorer(alpha=0.15, k=3, c=0.06)
+    assert "<b>1.00\u00d7</b> (break even with greedy)" in explorer.text.value
+    explorer.c.value = 0.07  # now 0.97x
+    assert f"{expected_speedup(0.15, 3, 0.07):.2f}" == "0.97"
+    assert "(slower than greedy)" in explorer.text.value
+
+
 def test_speedup_explorer_monte_carlo_agrees_with_formula():
     explorer = SpeedupExplorer()
     for alpha in (0.0, 0.35, 0.6, 0.9, 1.0):

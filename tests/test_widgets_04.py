@@ -55,6 +55,11 @@ def test_width_explorer_needs_the_ratio_it_reports():
         WidthExplorer(n_new_values=(1, 2, 4))
 
 
+def test_width_explorer_counts_its_blocks():
+    assert "1 block," in small_explorer(n_layer=1).text.value
+    assert "2 blocks," in small_explorer(n_layer=2).text.value
+
+
 def test_width_explorer_has_a_notebook_display():
     bundle = small_explorer()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle

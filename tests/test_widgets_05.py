@@ -154,6 +154,9 @@ def test_drafter_game_says_when_a_guess_is_cut_and_counts_bytes(models):
     round_ = game.submit("é")
     assert "of your 2 bytes kept" in game.last.value and "Counts are bytes" in game.last.value
     assert "new token from one forward" in game.last.value and "1 new tokens" not in game.last.value
+    game.update()
+    game.submit("z")
+    assert "of your 1 byte kept" in game.last.value
 
 
 def test_drafter_game_takes_half_a_character_from_the_browser(models):

@@ -33,6 +33,10 @@ def test_the_bars_follow_the_text_and_the_temperature():
     assert shown.choices[0].probability > flat
 
 
+def test_a_one_byte_text_says_one_token():
+    assert "One forward over 1 token." in NextTokenExplorer(MODEL, text="a").note.value
+
+
 def test_an_empty_text_asks_for_one():
     shown = NextTokenExplorer(MODEL, text="")
     assert shown.choices == [] and "Type some text" in shown.note.value

@@ -357,8 +357,8 @@ def _run(args) -> int:
     shown = printable(prompt)  # escape codes and bidi controls shown, not obeyed
     print(f"\x1b[2m{shown}\x1b[0m" if color else shown)
     print(
-        f"== continuation: {len(spec.tokens)} tokens; target {target.name or 'model'}, "
-        f"drafter {drafter.name}, {policy} k = {args.k} drafts per round =="
+        f"== continuation: {len(spec.tokens)} tokens; target: {target.name or 'model'}, "
+        f"drafter: {drafter.name}, {policy} k = {args.k} drafts per round =="
     )
     print(_for_console(render_ansi(spec, color=color)))
     print(_for_console(f"== legend == {legend_ansi(color)}"))

@@ -410,6 +410,8 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
 
     pdf=None prints PDFs exactly when Chromium is installed.
     """
+    if lessons_dir.exists() and not lessons_dir.is_dir():
+        raise HandoutError(f"{lessons_dir} is a file: give --lessons a folder of .md files")
     if not lessons_dir.is_dir() or not any(lessons_dir.glob("*.md")):
         raise HandoutError(f"no lessons in {lessons_dir}: give --lessons a folder of .md files")
     pdf = chromium.chromium_available() if pdf is None else pdf

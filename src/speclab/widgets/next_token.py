@@ -54,9 +54,13 @@ class NextTokenExplorer(Shown):
         self.choices = top_choices(next_token_logits(self.model, tokens), t, self.n)
         top = self.choices[0]
         seen = min(len(tokens), self.model.config.n_ctx)  # the model reads its last n_ctx tokens
-        over = f"the last {seen} of {len(tokens)}" if seen < len(tokens) else f"{seen}"
+        over = (
+            f"the last {seen} of {len(tokens)} tokens"
+            if seen < len(tokens)
+            else ("1 token" if seen == 1 else f"{seen} tokens")
+        )
         self.note.value = (
-            f"<p>One forward over {over} tokens. Greedy decoding writes "
+            f"<p>One forward over {over}. Greedy decoding writes "
             f"<b>{html.escape(shown_token(top.token))}</b> ({top.probability:.1%} at temperature "
             f"{t:g}); the ten bars hold {sum(c.probability for c in self.choices):.0%} of the "
             "probability.</p>"

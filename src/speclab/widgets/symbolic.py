@@ -246,10 +246,11 @@ class SpeedupExplorer(Shown):
         formula = expected_tokens_per_round(alpha, k)
         speedup = expected_speedup(alpha, k, c)
         mean, standard_error = self.simulate()
-        if np.isclose(speedup, 1.0):
+        shown = round(speedup, 2)  # the verdict goes with the speedup as it is printed
+        if shown == 1.0:
             verdict = _("break even with greedy")
         else:
-            verdict = _("faster than greedy") if speedup > 1 else _("slower than greedy")
+            verdict = _("faster than greedy") if shown > 1 else _("slower than greedy")
         eq1 = _("Eq. 1: {formula} tokens per round").format(formula=f"<b>{formula:.3f}</b>")
         simulated = _("simulated ({rounds} rounds): {mean}").format(
             rounds=f"{self.n_rounds:,}", mean=f"<b>{mean:.3f} \u00b1 {standard_error:.3f}</b>"

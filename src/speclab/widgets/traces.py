@@ -187,7 +187,8 @@ class DrafterGame(Shown):
             marks.append(
                 f"<span style='color:#D55E00'>{CROSS} {html.escape(_visible(wrong))}</span>"
             )
-        kept = (f"{round_.accepted} of your {len(round_.drafted)} bytes kept; "
+        n_typed = len(round_.drafted)
+        kept = (f"{round_.accepted} of your {n_typed} byte{'' if n_typed == 1 else 's'} kept; "
                 if round_.drafted else "")  # fmt: skip
         own = html.escape(_visible(bytes([round_.appended])))
         n_new = len(round_.new_tokens)
