@@ -78,6 +78,7 @@ def test_explorer_default_shows_the_rule_and_catches_the_biased_one(explorer):
 def test_explorer_sliders_change_what_is_shown(explorer):
     explorer.set_weights(p_draft=[0.4, 0.3, 0.2, 0.1])  # q = p: even the biased rule is exact
     assert "= <b>1.000</b>" in explorer.text.value
+    assert "leftover: none (p = q: no draft is ever rejected)" in explorer.text.value
     for tokens in explorer.samples.values():
         assert chi_square_test(np.bincount(tokens, minlength=4), P).p_value > SIGNIFICANCE
     explorer.steps.value = 100

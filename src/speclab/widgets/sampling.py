@@ -107,6 +107,7 @@ class SamplingRuleExplorer(Shown):
     def update(self) -> None:
         from speclab.figures import sampling_convergence_figure, sampling_rule_figure
         from speclab.sampling import (
+            LEFTOVER_EPS,
             chi_square_test,
             expected_acceptance,
             expected_match_acceptance,
@@ -132,8 +133,11 @@ class SamplingRuleExplorer(Shown):
                 f"{name}: chi-square {test.statistic:.1f} on {test.df} df, p-value "
                 f"<b>{test.p_value:.3g}</b> (the test {verdict} 'the output is p')"
             )
-        leftover = leftover_distribution(p, q)
-        shown = ", ".join(f"{t} {v:.2f}" for t, v in zip(self.labels, leftover, strict=True))
+        if np.maximum(0.0, p - q).sum() > LEFTOVER_EPS:
+            leftover = leftover_distribution(p, q)
+            shown = ", ".join(f"{t} {v:.2f}" for t, v in zip(self.labels, leftover, strict=True))
+        else:  # p <= q everywhere means p = q: nothing is ever rejected, nothing left to draw
+            shown = "none (p = q: no draft is ever rejected)"
         self.text.value = (
             "<p style='font-size:1.2em'>"
             f"p = [{', '.join(f'{v:.2f}' for v in p)}], q = [{', '.join(f'{v:.2f}' for v in q)}]"
