@@ -132,9 +132,15 @@ def test_build_all_keeps_answers_apart(tmp_path):
         assert "Answer key: for the teacher" in page.read_text("utf-8")
     index = (out / "index.html").read_text("utf-8")
     assert all(f'href="answers/{key.stem}.html"' in index for key in KEYS)
-    students, teachers = index.split("<h2>For the teacher")  # the guide gives answers away
+    english = index.split("<h2><span lang=")[0]
+    students, teachers = english.split("<h2>For the teacher")  # the guide gives answers away
     assert 'href="teacher-guide.html"' in teachers and "teacher-guide" not in students
     assert 'href="glossary.html"' in students
+    for lang in ("zh", "fa"):  # each language's keys apart from its handouts, as in English
+        section = index.split(f"<h2><span lang='{lang}'>")[1].split("<h2>")[0]
+        students, teachers = section.split("For the teacher")
+        assert f'href="{lang}/answers/' in teachers and "answers/" not in students
+        assert f'href="{lang}/01_quiz_game.html"' in students
 
 
 # --- figures ------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from speclab import chromium
+from speclab import chromium, i18n
 from speclab.answer_check import check_no_answers, markdown_parser
 from speclab.chromium import one_line
 from speclab.cli import path_argument, sigterm_stops_cleanly
@@ -503,20 +503,37 @@ def write_index(built: list[Built], out_dir: Path) -> Path:
     handouts = [page for page in top if page.html.stem not in TEACHER_PAGES]
     for_teacher = [page for page in top if page.html.stem in TEACHER_PAGES]
     keys = [page for page in built if page.html.parent == out_dir / "answers"]
-    translated = "".join(
-        f"<h2 lang='{lang}'>{lang}</h2>\n<ul lang='{lang}'>"
-        + "".join(item(page) for page in built if lang in page.html.relative_to(out_dir).parts[:1])
-        + "</ul>\n"
-        for lang in TRANSLATED
-        if any(lang in page.html.relative_to(out_dir).parts[:1] for page in built)
-    )
+
+    def translated_section(lang: str) -> str:
+        """A language's pages, its handouts apart from its answer keys as in English."""
+        pages = [page for page in built if page.html.relative_to(out_dir).parts[:1] == (lang,)]
+        if not pages:
+            return ""
+        keys_of_lang = [p for p in pages if p.html.parent.name == "answers" or _for_teacher(p)]
+        handouts_of_lang = [page for page in pages if page not in keys_of_lang]
+        return (
+            f"<h2><span lang='{lang}'>{i18n.NAMES[lang]}</span> ({lang})</h2>\n<h3>For students</h3>\n<ul lang='{lang}'>"
+            + "".join(map(item, handouts_of_lang))
+            + f"</ul>\n<h3>For the teacher (print separately)</h3>\n<ul lang='{lang}'>"
+            + "".join(map(item, keys_of_lang))
+            + "</ul>\n"
+        )
+
+    def _for_teacher(page: Built) -> bool:
+        return page.html.stem in TEACHER_PAGES
+
+    top = [page for page in built if page.html.parent == out_dir]
+    handouts = [page for page in top if not _for_teacher(page)]
+    for_teacher = [page for page in top if _for_teacher(page)]
+    keys = [page for page in built if page.html.parent == out_dir / "answers"]
+    translated = "".join(translated_section(lang) for lang in TRANSLATED)
     body = (
         "<h1>speclab handouts</h1>\n<nav class='index'>\n<h2>For students</h2>\n<ul>"
         + "".join(map(item, handouts))
         + "</ul>\n<h2>For the teacher (print separately)</h2>\n<ul>"
         + "".join(map(item, for_teacher + keys))
         + "</ul>\n"
-        + (f"<h2>中文 · فارسی (handouts and answer keys)</h2>\n{translated}" if translated else "")
+        + translated
         + "</nav>\n"
     )
     path = out_dir / "index.html"
