@@ -94,3 +94,22 @@ def test_lesson_02_explains_each_usual_slip_truly(folder, tmp_path):
     else:
         assert "کل حدس <bdi>ABC</bdi> پذیرفته می‌شود" in slips[0]
         assert "مسیر به پایان رسیده است" in slips[2]
+
+
+FOUR = 'text = encode("for i in range(10):")'
+
+
+@pytest.mark.parametrize("text", ["", "a", "abc"])
+def test_lesson_03b_four_positions_with_a_text_too_short(text):
+    """The cell reads the bars after a prompt and 3 more tokens: a shorter text is told so."""
+    said = shown_markdown(
+        "03b_what_a_language_model_does.ipynb", [1, 2, 16], {16: (FOUR, f"text = encode({text!r})")}
+    )
+    assert "needs at least 4 bytes" in said[-1], said
+
+
+def test_lesson_03b_four_positions_with_a_text_of_its_own():
+    said = shown_markdown(
+        "03b_what_a_language_model_does.ipynb", [1, 2, 16], {16: (FOUR, 'text = encode("abcd")')}
+    )
+    assert "after 'a'" in said[-1] and "after 'abcd'" in said[-1], said
