@@ -393,6 +393,55 @@ def test_a_draft_file_with_the_lookup_drafter_is_noted_not_ignored_in_silence(we
     assert "--draft is read only" not in capsys.readouterr().err
 
 
+def test_ngram_options_with_the_model_drafter_are_noted_not_ignored_in_silence(weights, capsys):
+    args = demo_args(weights, "abcabc", "--max-new-tokens", "3", "--drafter", "model")
+    assert main([*args, "--max-ngram", "2"]) == 0
+    assert "--max-ngram and --min-ngram are read only with the lookup" in capsys.readouterr().err
+    assert main(args) == 0
+    assert main(demo_args(weights, "abcabc", "--max-new-tokens", "3", "--min-ngram", "2")) == 0
+    assert "--max-ngram" not in capsys.readouterr().err
+
+
+def test_rounds_the_adaptive_policy_switched_off_are_explained(weights, capsys, monkeypatch):
+    """A policy that finds drafting too dear (here: a verify position costing 10 steps) drafts
+    nothing in most rounds; the demo says so and how to draft anyway."""
+    import speclab.demo
+    from speclab.adaptive import AdaptiveK, CostModel
+
+    made = []
+
+    def dear(k):
+        made.append(AdaptiveK(k, cost=CostModel(verify_per_position=10.0)))
+        return made[-1]
+
+    monkeypatch.setattr(speclab.demo, "AdaptiveK", dear)
+    assert main(demo_args(weights, "abcabcabcabc", "--max-new-tokens", "40")) == 0
+    out = capsys.readouterr().out
+    off = sum(d.mode == "off" for d in made[0].decisions)
+    assert off > 0
+    assert f"drafting off in {off} of {len(made[0].decisions)} rounds" in out
+    assert "--fixed-k drafts every round" in out
+    monkeypatch.setattr(speclab.demo, "AdaptiveK", lambda k: AdaptiveK(k, cost=CostModel()))
+    assert main(demo_args(weights, "abcabcabcabc", "--max-new-tokens", "40")) == 0
+    assert "drafting off" not in capsys.readouterr().out  # a free drafter is never switched off
+
+
+def test_the_demo_decodes_on_one_blas_thread(weights, capsys, monkeypatch):
+    import contextlib
+
+    import speclab.demo
+
+    asked = []
+
+    def record(n):
+        asked.append(n)
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(speclab.demo, "blas_threads", record)
+    assert main(demo_args(weights, "abcabc", "--max-new-tokens", "3")) == 0
+    assert asked == [1]
+
+
 def _run_of(prompt: str, rounds: list[tuple[bytes, int, str]]):
     """A DecodeResult built by hand: (drafted, accepted, appended) for each round."""
     from speclab.decoding import DecodeResult, Round

@@ -18,11 +18,13 @@ import os
 import re
 import sys
 
+from speclab.adaptive import AdaptiveK
 from speclab.cli import path_argument
 from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
 from speclab.render import legend_ansi, render_ansi
 from speclab.student_files import printable
+from speclab.timing import blas_threads
 from speclab.tokenizer import decode, encode
 from speclab.weights import DRAFT_DTYPE, load, load_draft, load_target
 
@@ -167,9 +169,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="draft exactly k every round (default: the adaptive policy picks at most k)",
     )
     parser.add_argument(
-        "--max-ngram", type=int, default=3, help=f"lookup: longest n-gram (3, at most {MAX_NGRAM})"
+        "--max-ngram", type=int, help=f"lookup: longest n-gram (3, at most {MAX_NGRAM})"
     )
-    parser.add_argument("--min-ngram", type=int, default=1, help="lookup: shortest n-gram (1)")
+    parser.add_argument("--min-ngram", type=int, help="lookup: shortest n-gram (1)")
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -312,6 +314,19 @@ def statistics_lines(spec, greedy) -> list[str]:
     ]
 
 
+def policy_off_line(policy: AdaptiveK) -> str:
+    """Why some rounds drafted nothing, or "" if the adaptive policy never switched off."""
+    off = sum(decision.mode == "off" for decision in policy.decisions)
+    if not off:
+        return ""
+    rounds = len(policy.decisions)
+    return (
+        f"drafting off in {off} of {rounds} rounds: from its own timings on this machine the "
+        "adaptive policy predicted that drafting would not pay there (a busy machine can "
+        "mislead it); --fixed-k drafts every round"
+    )
+
+
 def match_line(spec, greedy) -> tuple[bool, str]:
     """Whether the two outputs are the same bytes, said in one line."""
     same = bytes(spec.tokens) == bytes(greedy.tokens)
@@ -333,6 +348,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
+    ngrams_given = args.max_ngram is not None or args.min_ngram is not None
+    args.max_ngram = 3 if args.max_ngram is None else args.max_ngram
+    args.min_ngram = 1 if args.min_ngram is None else args.min_ngram
     label, prompt = _prompt_text(args)
     prompt_tokens = encode(prompt)
     _check_numbers(args)
@@ -344,25 +362,40 @@ def _run(args) -> int:
                   "drafter needs no draft model", file=sys.stderr)  # fmt: skip
         drafter = PromptLookupDrafter(args.max_ngram, args.min_ngram)
     else:
+        if ngrams_given:  # said, not ignored in silence
+            print("speclab demo: note: --max-ngram and --min-ngram are read only with the lookup "
+                  "drafter; the draft model needs no n-grams", file=sys.stderr)  # fmt: skip
         draft = _load(args.draft, load_draft, "draft")
         _check_context(args, prompt_tokens, draft.config.n_ctx, "draft model")
         drafter = ModelDrafter(draft)
-    greedy = greedy_decode(target, prompt_tokens, args.max_new_tokens)
-    spec = speculative_decode(
-        target, drafter, prompt_tokens, args.max_new_tokens, args.k, adaptive=not args.fixed_k
-    )
+    # one BLAS thread, as speclab bench decode times: a second thread fighting other programs
+    # for the cores made the adaptive policy's timings, and so its choices, erratic
+    policy = None if args.fixed_k else AdaptiveK(args.k)
+    with blas_threads(1):
+        greedy = greedy_decode(target, prompt_tokens, args.max_new_tokens)
+        spec = speculative_decode(
+            target,
+            drafter,
+            prompt_tokens,
+            args.max_new_tokens,
+            args.k,
+            policy=policy,
+            adaptive=not args.fixed_k,
+        )
     color = use_color(args.color)
-    policy = "exactly" if args.fixed_k else "adaptive, at most"
+    how = "exactly" if args.fixed_k else "adaptive, at most"
     print(f"== prompt ({label}, {len(prompt_tokens)} bytes) ==")
     shown = printable(prompt)  # escape codes and bidi controls shown, not obeyed
     print(f"\x1b[2m{shown}\x1b[0m" if color else shown)
     print(
         f"== continuation: {len(spec.tokens)} tokens; target: {target.name or 'model'}, "
-        f"drafter: {drafter.name}, {policy} k = {args.k} drafts per round =="
+        f"drafter: {drafter.name}, {how} k = {args.k} drafts per round =="
     )
     print(_for_console(render_ansi(spec, color=color)))
     print(_for_console(f"== legend == {legend_ansi(color)}"))
     print("\n".join(statistics_lines(spec, greedy)))
+    if policy is not None and (off := policy_off_line(policy)):
+        print(off)
     same, line = match_line(spec, greedy)
     print(line)
     if not same:  # cannot happen unless decoding is broken: say what to compare
