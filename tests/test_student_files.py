@@ -149,6 +149,28 @@ def test_class_files_keeps_every_csv_entry_so_each_problem_is_named(tmp_path):
     ]
 
 
+def test_a_folder_per_group_inside_a_class_folder_is_named_not_dropped(tmp_path, capsys):
+    """A class folder holding group folders (p1/a.csv): their files are not read, and the run
+    says so before 'no .csv files', with no empty summary table."""
+    from speclab.cli import main
+
+    (tmp_path / "p1").mkdir()
+    (tmp_path / "p1" / "a.csv").write_text("prefix,guess\n,ABC\n")
+    (tmp_path / "images").mkdir()  # a folder with no .csv file in it is not worth a note
+    (tmp_path / "images" / "board.png").write_bytes(b"\x89PNG")
+    assert main(["check-guesses", "--lang", "en", "--summary", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"note: {tmp_path / 'p1'}: a folder inside, not read; name it too to check its .csv files",
+        f"error: {tmp_path}: folder has no .csv files",
+    ]
+    (tmp_path / "top.csv").write_text("prefix,guess\n,ABC\n")
+    assert main(["check-guesses", "--lang", "en", "--summary", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "top" in captured.out and "a folder inside, not read" in captured.err
+
+
 def test_helper_files_beside_a_spreadsheet_are_noted_and_skipped(tmp_path, capsys):
     """A class folder copied from a Mac, or with a file open in Excel: ._alice.csv (not
     text at all) and ~$bob.csv are not students; they used to count as "file error"."""

@@ -211,11 +211,11 @@ def run(args: argparse.Namespace) -> int:
     tr = translator(getattr(args, "lang", None))
     _ = tr.gettext
     files, errors, skipped = class_files(args.files)
+    files, repeats = without_repeats(files)
+    for note in skipped + repeats:  # first: a note can say why a folder below had no files
+        print(_("note: {problem}").format(problem=note.text(tr)), file=sys.stderr)
     for error in errors:
         print(_("error: {problem}").format(problem=error.text(tr)), file=sys.stderr)
-    files, repeats = without_repeats(files)
-    for note in skipped + repeats:
-        print(_("note: {problem}").format(problem=note.text(tr)), file=sys.stderr)
     summary = []
     words = Words(tr)
     for path, student in zip(files, _student_names(files), strict=True):
@@ -225,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
             print(_("error: {problem}").format(problem=error.message.text(tr)), file=sys.stderr)
             result = None
         summary.append((student, result))
-    if len(summary) > 1 or args.summary:
+    if len(summary) > 1 or (args.summary and summary):  # no table of no students
         print(format_summary(summary, tr))
     all_valid = not errors and all(result and result.all_valid for _, result in summary)
     return 0 if all_valid else 1

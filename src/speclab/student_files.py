@@ -322,8 +322,12 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
             continue
         try:
             with os.scandir(path) as entries:
-                named = [(entry.name, _is_csv_entry(entry)) for entry in entries
+                listed = list(entries)
+                named = [(entry.name, _is_csv_entry(entry)) for entry in listed
                          if entry.name.lower().endswith(".csv")]  # fmt: skip
+                inner = sorted(entry.name for entry in listed  # folders within, not read
+                               if not entry.name.lower().endswith(".csv")
+                               and _is_folder_with_csv(entry))  # fmt: skip
         except OSError as error:
             errors.append(
                 Message(
@@ -340,6 +344,13 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
             )
             for name, is_file in sorted(named)
             if not is_file
+        ]
+        notes += [  # a class folder with a folder per group: said, not dropped in silence
+            Message(
+                N_("{name}: a folder inside, not read; name it too to check its .csv files"),
+                {"name": shown(str(path / name))},
+            )
+            for name in inner
         ]
         helpers = [entry for entry in found if entry.name.startswith(HELPER_FILE_PREFIXES)]
         notes += [
@@ -391,6 +402,17 @@ def _is_folder(path: Path) -> bool:
         return stat.S_ISDIR(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False  # missing or unreachable: read_text will say why
+
+
+def _is_folder_with_csv(entry: os.DirEntry) -> bool:
+    """Whether an entry is a folder holding a .csv file (a group's folder in a class folder)."""
+    try:
+        if not entry.is_dir():
+            return False
+        with os.scandir(entry.path) as inside:
+            return any(item.name.lower().endswith(".csv") for item in inside)
+    except OSError:
+        return False
 
 
 def _is_csv_entry(entry: os.DirEntry) -> bool:
