@@ -54,6 +54,16 @@ def test_cli_bench_forward_float32_and_one_thread(tiny_weights, tmp_path):
     assert all(library["threads"] == 1 for library in report["machine"]["blas"])
 
 
+def test_cli_bench_forward_counts_in_the_right_number(tiny_weights, tmp_path, capsys):
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "4",
+            "--greedy-tokens", "4", "--blas-threads", "1", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    runs = len(json.loads((tmp_path / "forward.json").read_text("utf-8"))["greedy"]["seconds"])
+    assert f"median of {runs} run{'' if runs == 1 else 's'})" in out
+    assert "1 threads" not in out and ", 1 thread" in out
+
+
 def test_cli_bench_decode_is_the_default(capsys, tmp_path):
     # the decode benchmark itself is tested in test_bench_decode.py
     missing = ["--weights", str(tmp_path / "none.npz"), "--out", str(tmp_path)]
@@ -222,3 +232,17 @@ def test_sigterm_during_a_benchmark_leaves_no_folder_it_made(tmp_path, monkeypat
     out = tmp_path / "new" / "bench"
     assert main(["bench", "forward", "--out", str(out)]) == 143
     assert "interrupted" in capsys.readouterr().err and not (tmp_path / "new").exists()
+
+
+def test_help_says_what_speclab_is_the_default_benchmark_and_the_exit_statuses(capsys):
+    for argv in (["--help"], ["bench", "--help"], ["handouts", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+    printed = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert "the commands of the speclab lessons" in printed
+    assert "one subcommand per task" not in printed  # a note for developers, not users
+    assert (
+        "decode (the default)" in printed and "3 decode: a speculative output differed" in printed
+    )
+    assert "default: lessons/ of this checkout" in printed
+    assert "default: PDFs when Chromium is installed" in printed

@@ -418,6 +418,15 @@ def test_the_summary_shows_a_scenario_name_escaped_not_obeyed(report):
     assert "\x1b" not in printed and "free\\x1b[2Jtext:" in printed
 
 
+def test_the_summary_counts_scenarios_and_repeats_in_the_right_number(report):
+    n = len(report["prompts"]["scenarios"])
+    assert bench_decode.describe_report(report).startswith(f"{n} scenario{'' if n == 1 else 's'}, ")
+    one = json.loads(json.dumps(report))
+    one["prompts"]["scenarios"] = one["prompts"]["scenarios"][:1]
+    one["settings"]["repeats"] = 1
+    assert bench_decode.describe_report(one).startswith("1 scenario, 1 repeat (+")
+
+
 def test_a_lesson_shows_the_report_without_the_projects_goals(report):
     assert "goal" in bench_decode.describe_report(report)  # the command prints them
     assert "goal" not in bench_decode.describe_report(report, goals=False)

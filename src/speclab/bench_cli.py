@@ -28,8 +28,12 @@ def add_arguments(parser):
     parser.add_argument(
         "what", nargs="?", default="decode", choices=["forward", "decode"],
         help="forward: cost of one forward vs new positions (lesson 04); "
-        "decode: speedup per scenario (lesson 06)",
+        "decode (the default): speedup per scenario (lesson 06)",
     )  # fmt: skip
+    parser.epilog = (
+        "Exit status: 0 done, 1 a file or setting that cannot be used, 2 a bad argument, "
+        "3 decode: a speculative output differed from greedy decoding (a bug: please report it)."
+    )
     parser.add_argument("--weights", type=path_argument, default=None,
                         help="weights file to time (default: the shipped target)")  # fmt: skip
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",

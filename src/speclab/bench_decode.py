@@ -507,7 +507,8 @@ def describe_report(report: dict, goals: bool = True) -> str:
     lines = []
     settings = report["settings"]
     lines.append(
-        f"{len(report['prompts']['scenarios'])} scenarios, {settings['repeats']} repeats "
+        f"{_count(len(report['prompts']['scenarios']), 'scenario')}, "
+        f"{_count(settings['repeats'], 'repeat')} "
         f"(+{settings['warmup']} warm-up), interleaved; speedup over KV-cached greedy, "
         "median [interquartile]"
     )
@@ -540,3 +541,8 @@ def describe_report(report: dict, goals: bool = True) -> str:
     if load and load[0] > 1.0:
         lines.append(f"CONTAMINATED: load average {load[0]:.1f} when the run started")
     return "\n".join(lines)
+
+
+def _count(n: int, word: str) -> str:
+    """'1 scenario', '4 scenarios'."""
+    return f"{n} {word}{'' if n == 1 else 's'}"

@@ -46,7 +46,11 @@ def build_parser(argv: list[str] | None = None):
             if message and (file or sys.stderr) is not None:
                 (file or sys.stderr).write(message)
 
-    parser = Parser(prog="speclab", description=__doc__.splitlines()[0])
+    parser = Parser(
+        prog="speclab",
+        description="speclab: the commands of the speclab lessons on speculative decoding "
+        "(README, 'The command line'). speclab COMMAND --help tells more.",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         try:

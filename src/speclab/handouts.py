@@ -549,13 +549,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     root = repo_root()
     parser.add_argument(
-        "--lessons", type=path_argument, default=root / "lessons", help="lesson folder"
+        "--lessons",
+        type=path_argument,
+        default=root / "lessons",
+        help="lesson folder (default: lessons/ of this checkout)",
     )
     parser.add_argument(
-        "--out", type=path_argument, default=root / "build" / "handouts", help="output folder"
+        "--out",
+        type=path_argument,
+        default=root / "build" / "handouts",
+        help="output folder (default: build/handouts/ of this checkout)",
     )
     choice = parser.add_mutually_exclusive_group()
-    choice.add_argument("--pdf", action="store_true", help="PDFs too (fails without Chromium)")
+    choice.add_argument(
+        "--pdf",
+        action="store_true",
+        help="PDFs too (fails without Chromium; default: PDFs when Chromium is installed)",
+    )
     choice.add_argument("--no-pdf", dest="pdf", action="store_false", help="HTML only")
     parser.set_defaults(pdf=None)  # PDFs exactly when Chromium is installed
     parser.add_argument(

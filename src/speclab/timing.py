@@ -215,7 +215,8 @@ def describe_blas(machine: dict) -> str:
     if not blas:
         return "BLAS: not found by threadpoolctl"
     found = ", ".join(
-        f"{b['library']} {b['version']} kernel {b['kernel']}, {b['threads']} threads" for b in blas
+        f"{b['library']} {b['version']} kernel {b['kernel']}, {b['threads']} thread{'' if b['threads'] == 1 else 's'}"
+        for b in blas
     )
     coretype = machine["OPENBLAS_CORETYPE"]
     return f"BLAS: {found}; OPENBLAS_CORETYPE {coretype if coretype is not None else 'not set'}"
