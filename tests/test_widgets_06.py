@@ -194,3 +194,32 @@ def test_boundary_explorer_where_no_alpha_pays():
 def test_boundary_explorer_draws_a_name_holding_half_a_character():
     explorer = BoundaryExplorer({"x\ud800": 0.5})  # a hand-edited report
     assert explorer.picture.value[:4] == b"\x89PNG" and "x\ufffd: pays" in explorer.text.value
+
+
+DOLLARS = "cost $\\x$ and $HOME"  # mathtext would fail on \x and italicise $HOME$
+
+
+def test_a_scenario_name_with_dollar_signs_is_drawn_as_typed(report):
+    """A student's scenario name is text, never a formula: matplotlib read '$...$' as
+    mathtext, so '\\x' raised ValueError and '$HOME and $PATH' lost its spaces."""
+    import io
+    import json
+
+    import matplotlib.text
+
+    renamed = json.loads(json.dumps(report).replace('"free text"', json.dumps(DOLLARS)))
+    drawn = [
+        figures.predicted_vs_measured_figure(renamed),
+        figures.k_speedup_figure(renamed),
+        figures.time_per_token_figure(renamed),
+        figures.position_acceptance_figure(renamed),
+        figures.acceptance_measures_figure(renamed),
+        BoundaryExplorer({DOLLARS: 0.5, "copy-heavy": 0.9}).figure,
+    ]
+    for fig in drawn:
+        fig.savefig(io.BytesIO(), format="png")  # draws every text, ticks and legends too
+        shown = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+        assert any(DOLLARS in text for text in shown), shown
+        assert all(
+            not t.get_parse_math() for t in fig.findobj(matplotlib.text.Text) if "$" in t.get_text()
+        )

@@ -53,6 +53,7 @@ PROJECTOR = {
     "figure.dpi": 100,
     "savefig.bbox": "tight",
     "hatch.linewidth": 1.5,
+    "text.parse_math": False,  # a name with "$" in it (a student's scenario) is drawn as typed
 }
 
 
