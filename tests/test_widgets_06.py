@@ -223,3 +223,20 @@ def test_a_scenario_name_with_dollar_signs_is_drawn_as_typed(report):
         assert all(
             not t.get_parse_math() for t in fig.findobj(matplotlib.text.Text) if "$" in t.get_text()
         )
+
+
+def test_the_boundary_legend_hides_no_scenario_name():
+    """Low-alpha scenarios (a model drafter's, a student's) sat under the legend."""
+    figure = BoundaryExplorer({"free text": 0.08, "structured": 0.15, "copy-heavy": 0.9}).figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    ax = figure.axes[0]
+    legend = ax.get_legend().get_window_extent(renderer)
+    names = [
+        t for t in ax.texts if t.get_text().strip() in {"free text", "structured", "copy-heavy"}
+    ]
+    assert len(names) == 3
+    for name in names:
+        assert not legend.overlaps(name.get_window_extent(renderer)), name.get_text()

@@ -392,14 +392,19 @@ def boundary_figure(
         for i, (name, alpha) in enumerate((alphas or {}).items()):
             if np.isfinite(alpha):
                 ax.axvline(alpha, color="#555555", lw=1.5)
-                ax.text(alpha, 0.98 - 0.07 * (i % 4), f" {name}", transform=ax.get_xaxis_transform(),
-                        va="top", fontsize=12)  # fmt: skip
+                right = (
+                    alpha > 0.75
+                )  # a name near alpha = 1 runs left of its line, not off the axes
+                ax.text(alpha, 0.98 - 0.07 * (i % 4), f"{name} " if right else f" {name}",
+                        transform=ax.get_xaxis_transform(), va="top", fontsize=12,
+                        ha="right" if right else "left")  # fmt: skip
         ax.set_xlim(0, 1)
         ax.set_ylim(0, max(2.0, float(leviathan.max()) * 1.05))
         ax.set_xlabel("\u03b1 (each draft accepted with this probability)")
         ax.set_ylabel("predicted speedup")
         ax.set_title(f"k = {k}, draft cost c = {c:.2f} of a plain step", loc="left")
-        ax.legend(loc="upper left", fontsize=12)
+        # beside the axes: inside, it hid the names of the low-alpha scenarios, the ones that lose
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12)
         tidy(ax)
         plt.close(fig)
     return fig
