@@ -104,10 +104,25 @@ def test_drafter_game_keeps_a_right_guess_and_scores_it_beside_lookup(models):
     assert game.last.value.count("\u2713") == 3 and "\u2717" not in game.last.value
     assert "4 new tokens from one forward" in game.last.value
     assert "You: 4 tokens in 1 target forward, 4.00 per forward" in game.score.value
-    lookup = speculative_decode(target, PromptLookupDrafter(), encode(PROMPTS["text"]), 4, 4,
-                                adaptive=False)  # fmt: skip
+    lookup = speculative_decode(target, PromptLookupDrafter(), encode(PROMPTS["text"]), 4, 3,
+                                adaptive=False)  # fmt: skip  # k = the longest guess, 3
+    assert "Prompt lookup (k = 3, your longest guess so far)" in game.score.value
     assert f"the same text: {lookup.tokens_per_target_forward:.2f} per forward" in game.score.value
+    assert "These count forwards, not time" in game.score.value
     assert game.guess.value == ""  # cleared for the next guess
+
+
+def test_drafter_game_races_lookup_at_the_students_longest_guess(models):
+    """Pasting a long guess must not beat lookup held to 4 drafts: lookup gets the same k."""
+    target, _ = models
+    game = DrafterGame(target, PROMPTS, prompt="repeat", max_new_tokens=30)
+    game.submit("")  # a plain step first: nothing guessed yet, lookup at its default k = 4
+    assert "Prompt lookup (k = 4)" in game.score.value
+    assert len(game.submit("abcd" * 5).drafted) == 20  # 20 bytes at once
+    lookup = speculative_decode(target, PromptLookupDrafter(), encode(PROMPTS["repeat"]),
+                                len(game.game.result.tokens), 20, adaptive=False)  # fmt: skip
+    assert "Prompt lookup (k = 20, your longest guess so far)" in game.score.value
+    assert f"the same text: {lookup.tokens_per_target_forward:.2f} per forward" in game.score.value
 
 
 def test_drafter_game_marks_the_first_wrong_byte_and_restarts(models):

@@ -131,7 +131,8 @@ class DrafterGame(Shown):
     Shown: the text so far, your guessed bytes that the target kept in green and the
     target's own tokens in blue (`.text`); the last round byte by byte, ticks up to the
     first mismatch, a cross there, and the token the target wrote instead (`.last`); your
-    tokens per target forward beside prompt lookup's (k = 4) on the same text (`.score`).
+    tokens per target forward beside prompt lookup's on the same text, allowed your longest
+    guess as its k (`.score`).
     Speculation is lossless, so the text is greedy decoding's whoever drafts.
     """
 
@@ -210,16 +211,21 @@ class DrafterGame(Shown):
         self._show()
         return round_
 
+    def lookup_k(self) -> int:
+        """The k prompt lookup gets in the comparison: your longest guess so far (a fair race:
+        you may draft that many, so may it), or 4 while you have guessed nothing."""
+        return max((len(r.drafted) for r in self.game.result.rounds), default=0) or 4
+
     def lookup_tokens_per_forward(self) -> float:
-        """Prompt lookup (k = 4) over as many new tokens as you have written so far."""
+        """Prompt lookup (k = lookup_k()) over as many new tokens as you have written so far."""
         from speclab.decoding import speculative_decode
         from speclab.drafters import PromptLookupDrafter
 
-        n_new = len(self.game.result.tokens)
-        key = (self.prompt.value, n_new)
+        n_new, k = len(self.game.result.tokens), self.lookup_k()
+        key = (self.prompt.value, n_new, k)
         if key not in self._lookup_runs:
             run = speculative_decode(self.target, PromptLookupDrafter(), self.game.result.prompt_tokens,
-                                     n_new, 4, adaptive=False)  # fmt: skip
+                                     n_new, k, adaptive=False)  # fmt: skip
             self._lookup_runs[key] = run.tokens_per_target_forward
         return self._lookup_runs[key]
 
@@ -242,9 +248,13 @@ class DrafterGame(Shown):
             return
         tokens = f"{len(result.tokens)} token{'s' * (len(result.tokens) != 1)}"
         forwards = f"{result.target_forwards} target forward{'s' * (result.target_forwards != 1)}"
+        k = self.lookup_k()
+        guessed = any(r.drafted for r in result.rounds)
+        allowed = f"k = {k}, your longest guess so far" if guessed else "k = 4"
         self.score.value = (
             f"<p><b>You: {tokens} in {forwards}, "
-            f"{result.tokens_per_target_forward:.2f} per forward.</b> Prompt lookup (k = 4) on "
-            f"the same text: {self.lookup_tokens_per_forward():.2f} per forward. Plain greedy "
-            "decoding: 1.00.</p>"
+            f"{result.tokens_per_target_forward:.2f} per forward.</b> Prompt lookup ({allowed}) "
+            f"on the same text: {self.lookup_tokens_per_forward():.2f} per forward. Plain greedy "
+            "decoding: 1.00. These count forwards, not time: a forward over many positions "
+            "costs more than a step (lesson 04).</p>"
         )
