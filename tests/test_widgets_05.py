@@ -179,3 +179,21 @@ def test_drafter_game_takes_half_a_character_from_the_browser(models):
     game = DrafterGame(models[0], PROMPTS, prompt="text", max_new_tokens=6)
     round_ = game.submit("a\ud800")
     assert round_.drafted[:1] == list(b"a") and len(round_.drafted) == 4  # a + the 3 bytes of �
+
+
+def test_the_explorer_says_adaptive_k_follows_this_runs_timings(models):
+    shown = explorer(models, prompt="repeat", drafter="lookup", k=1)
+    assert "exactly k = 1 draft per round" in shown.stats.value
+    assert "adaptive k chooses" not in shown.stats.value
+    shown.adaptive.value = True
+    assert "adaptive, at most k = 1 draft per round" in shown.stats.value
+    assert "adaptive k chooses from this run&#x27;s own timings" in shown.stats.value
+    assert shown.matches
+
+
+def test_drafter_game_cuts_a_one_byte_guess_in_the_singular(models):
+    target = models[0]
+    game = DrafterGame(target, PROMPTS, prompt="text", max_new_tokens=2)
+    game.submit("")  # one token left: a guess has no room
+    game.submit("x")
+    assert "cut to its first 0 of 1 byte:" in game.last.value

@@ -314,6 +314,11 @@ def statistics_lines(spec, greedy) -> list[str]:
     ]
 
 
+def drafts_per_round(how: str, k: int) -> str:
+    """'exactly k = 1 draft per round', 'adaptive, at most k = 4 drafts per round'."""
+    return f"{how} k = {k} draft{'' if k == 1 else 's'} per round"
+
+
 def policy_off_line(policy: AdaptiveK) -> str:
     """Why some rounds drafted nothing, or "" if the adaptive policy never switched off."""
     off = sum(decision.mode == "off" for decision in policy.decisions)
@@ -389,7 +394,7 @@ def _run(args) -> int:
     print(f"\x1b[2m{shown}\x1b[0m" if color else shown)
     print(
         f"== continuation: {len(spec.tokens)} tokens; target: {target.name or 'model'}, "
-        f"drafter: {drafter.name}, {how} k = {args.k} drafts per round =="
+        f"drafter: {drafter.name}, {drafts_per_round(how, args.k)} =="
     )
     print(_for_console(render_ansi(spec, color=color)))
     print(_for_console(f"== legend == {legend_ansi(color)}"))

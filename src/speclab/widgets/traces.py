@@ -82,30 +82,41 @@ class SpeculativeExplorer(Shown):
     def update(self) -> None:
         import pandas as pd
 
+        from speclab.adaptive import AdaptiveK
         from speclab.decoding import speculative_decode
-        from speclab.demo import match_line, statistics_lines
+        from speclab.demo import drafts_per_round, match_line, policy_off_line, statistics_lines
         from speclab.figures import rounds_figure
         from speclab.render import render_html, round_rows
+        from speclab.timing import blas_threads
         from speclab.tokenizer import encode
 
         prompt = self.prompts[self.prompt.value]
         self.status.value = "<p><i>Decoding greedily and speculatively\u2026</i></p>"
+        policy = AdaptiveK(self.k.value) if self.adaptive.value else None
         try:
-            self.result = speculative_decode(
-                self.target, self.drafters[self.drafter.value](), encode(prompt),
-                self.max_new_tokens.value, self.k.value, adaptive=self.adaptive.value,
-            )  # fmt: skip
+            with blas_threads(1):  # as speclab bench decode: the adaptive policy times rounds
+                self.result = speculative_decode(
+                    self.target, self.drafters[self.drafter.value](), encode(prompt),
+                    self.max_new_tokens.value, self.k.value, adaptive=self.adaptive.value,
+                    policy=policy,
+                )  # fmt: skip
             greedy = self.greedy()
         finally:
             self.status.value = ""
         self.matches, verdict = match_line(self.result, greedy)
         self.text.value = render_html(self.result, prompt=prompt)
-        policy = "adaptive, at most" if self.adaptive.value else "exactly"
+        how = "adaptive, at most" if self.adaptive.value else "exactly"
         settings = (
-            f"{self.prompt.value}: {self.drafter.value} drafter, {policy} k = {self.k.value} "
-            f"drafts per round, {self.max_new_tokens.value} new tokens"
+            f"{self.prompt.value}: {self.drafter.value} drafter, "
+            f"{drafts_per_round(how, self.k.value)}, {self.max_new_tokens.value} new tokens"
         )
         lines = [settings] + statistics_lines(self.result, greedy)[:2]
+        if policy is not None:  # its choices follow this run's timings: say so
+            lines.append(
+                "adaptive k chooses from this run's own timings on this machine, so running "
+                "it again may choose other k (and other counts); the text stays the same"
+            )
+            lines += [off] if (off := policy_off_line(policy)) else []
         self.stats.value = "<br>".join([*map(html.escape, lines), f"<b>{html.escape(verdict)}</b>"])
         self.table.value = pd.DataFrame(round_rows(self.result)).to_html(
             index=False, float_format="{:.2f}".format
@@ -196,7 +207,8 @@ class DrafterGame(Shown):
         notes = []
         if len(typed) > len(round_.drafted):
             notes.append(
-                f"Your guess was cut to its first {room} of {len(typed)} bytes: "
+                f"Your guess was cut to its first {room} of {len(typed)} "
+                f"byte{'s' * (len(typed) != 1)}: "
                 f"{room + 1} new token{'s' * (room != 0)} {'are' if room else 'is'} left, and "
                 "every round ends with one of the target's own."
             )  # fmt: skip
