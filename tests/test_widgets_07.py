@@ -10,7 +10,7 @@ from speclab.figures import (
     sampling_speed_figure,
     temperature_acceptance_figure,
 )
-from speclab.sampling import SIGNIFICANCE, chi_square_test
+from speclab.sampling import SIGNIFICANCE, chi_square_test, p_value_text
 from speclab.widgets import SamplingRuleExplorer
 
 P = np.array([0.4, 0.3, 0.2, 0.1])
@@ -70,7 +70,7 @@ def test_explorer_default_shows_the_rule_and_catches_the_biased_one(explorer):
     exact = chi_square_test(np.bincount(explorer.samples["exact rule"], minlength=4), P)
     biased = chi_square_test(np.bincount(explorer.samples["biased resample (b)"], minlength=4), P)
     assert exact.p_value > SIGNIFICANCE and biased.p_value < SIGNIFICANCE
-    assert f"{exact.p_value:.3g}" in explorer.text.value
+    assert f"p-value <b>{p_value_text(exact.p_value)}</b>" in explorer.text.value
     assert explorer.picture.value and explorer.rule_picture.value
     assert len(explorer.samples["exact rule"]) == 1000
 
@@ -102,3 +102,22 @@ def test_a_distribution_of_zeros_clears_the_pictures_too():
         slider.value = 0.0
     assert "cannot all be 0" in shown.text.value
     assert shown.picture.value == b"" and shown.rule_picture.value == b"" and not shown.samples
+
+
+def test_explorer_names_the_level_and_never_prints_a_p_value_of_zero():
+    shown = SamplingRuleExplorer(steps=10000)
+    shown.set_weights(p_target=(0.25, 0.25, 0.25, 0.25), p_draft=(1, 0, 0, 0))
+    assert "at the 0.001 level the test does not reject" in shown.text.value
+    assert "p-value <b>below 1e-300</b> (at the 0.001 level the test rejects" in shown.text.value
+    assert "p-value <b>0</b>" not in shown.text.value
+
+
+@pytest.mark.parametrize(
+    ("p_target", "p_draft", "kept"),
+    [((1, 0, 0, 0), (1, 0, 0, 0), "1.000"), ((1, 0, 0, 0), (0, 1, 0, 0), "0.000")],
+)
+def test_explorer_says_only_where_rule_a_keeps_less(p_target, p_draft, kept):
+    shown = SamplingRuleExplorer(steps=100, p_target=p_target, p_draft=p_draft)
+    assert f"rule (a) would keep \u03a3 p\u00b7q = {kept}" in shown.text.value
+    shown.set_weights(p_target=(0.4, 0.3, 0.2, 0.1), p_draft=(0.1, 0.5, 0.2, 0.2))
+    assert "rule (a) would keep only \u03a3 p\u00b7q" in shown.text.value

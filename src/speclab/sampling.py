@@ -353,6 +353,12 @@ class ChiSquareResult:
         return self.p_value < significance
 
 
+def p_value_text(p_value: float) -> str:
+    """A p-value for a sentence: 2 significant digits, or "below 1e-300" where a float
+    underflows to 0 (a p-value is never 0)."""
+    return f"{p_value:.2g}" if p_value > 1e-300 else "below 1e-300"
+
+
 def _pool_rare(expected, min_expected: float):
     """Bin index per category [n_cat]: categories expected < min_expected times share a bin."""
     rare = expected < min_expected

@@ -108,10 +108,12 @@ class SamplingRuleExplorer(Shown):
         from speclab.figures import sampling_convergence_figure, sampling_rule_figure
         from speclab.sampling import (
             LEFTOVER_EPS,
+            SIGNIFICANCE,
             chi_square_test,
             expected_acceptance,
             expected_match_acceptance,
             leftover_distribution,
+            p_value_text,
         )
 
         found = self.distributions()
@@ -131,19 +133,22 @@ class SamplingRuleExplorer(Shown):
             verdict = "rejects" if test.rejects() else "does not reject"
             lines.append(
                 f"{name}: chi-square {test.statistic:.1f} on {test.df} df, p-value "
-                f"<b>{test.p_value:.3g}</b> (the test {verdict} 'the output is p')"
+                f"<b>{p_value_text(test.p_value)}</b> (at the {SIGNIFICANCE:g} level the test "
+                f"{verdict} 'the output is p')"
             )
         if np.maximum(0.0, p - q).sum() > LEFTOVER_EPS:
             leftover = leftover_distribution(p, q)
             shown = ", ".join(f"{t} {v:.2f}" for t, v in zip(self.labels, leftover, strict=True))
         else:  # p <= q everywhere means p = q: nothing is ever rejected, nothing left to draw
             shown = "none (p = q: no draft is ever rejected)"
+        kept, match = expected_acceptance(p, q), expected_match_acceptance(p, q)
+        kept, match = round(kept, 3), round(match, 3)  # compared as they are printed
         self.text.value = (
             "<p style='font-size:1.2em'>"
             f"p = [{', '.join(f'{v:.2f}' for v in p)}], q = [{', '.join(f'{v:.2f}' for v in q)}]"
             f"<br>a draft is kept with probability \u03a3 min(p, q) = "
-            f"<b>{expected_acceptance(p, q):.3f}</b> (rule (a) would keep only \u03a3 p\u00b7q = "
-            f"{expected_match_acceptance(p, q):.3f}); leftover: {shown}"
+            f"<b>{kept:.3f}</b> (rule (a) would keep {'only ' * (match < kept)}\u03a3 p\u00b7q = "
+            f"{match:.3f}); leftover: {shown}"
             f"<br>{self.steps.value:,} simulated steps per rule:<br>" + "<br>".join(lines) + "</p>"
         )
         self.rule_figure = sampling_rule_figure(p, q, self.labels)
