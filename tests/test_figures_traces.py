@@ -42,3 +42,21 @@ def test_cumulative_line_ends_at_the_token_count():
     assert np.array_equal(speculative.get_xdata(), [0, 1, 2, 3, 4])
     assert np.array_equal(speculative.get_ydata(), [0, 3, 6, 9, 12])
     assert "custom" in texts(fig)
+
+
+def test_the_legends_cover_no_bar_and_no_point_of_the_curve():
+    """At k = 8 the bars reach the top of the axes: the legends inside covered them."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    rounds = [Round(list(range(8)), 8, 9), Round(list(range(8)), 2, 9)] * 7
+    fig = rounds_figure(result_of(rounds))
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    left, right = fig.axes
+    for legend, ax in ((left.get_legend(), left), (right.get_legend(), right)):
+        box = legend.get_window_extent(renderer)
+        for patch in ax.patches:
+            assert not box.overlaps(patch.get_window_extent(renderer))
+        for line in ax.get_lines():
+            for x, y in ax.transData.transform(line.get_xydata()):
+                assert not box.contains(x, y)

@@ -52,7 +52,7 @@ def rounds_figure(result, title: str | None = None) -> Figure:
     roles = [round_role(r.drafted, r.accepted) for r in rounds]
     with matplotlib.rc_context(PROJECTOR):
         fig, (left, right) = plt.subplots(
-            1, 2, figsize=(14, 5.2), width_ratios=(1.6, 1), layout="constrained"
+            1, 2, figsize=(14, 6.2), width_ratios=(1.6, 1), layout="constrained"
         )
         left.bar(x, accepted, width=0.8, color=ROUND_ROLE_STYLES["accepted"][0],
                  edgecolor="black", label="accepted drafts")  # fmt: skip
@@ -70,7 +70,8 @@ def rounds_figure(result, title: str | None = None) -> Figure:
         left.set_ylabel("tokens")
         left.set_ylim(0, max(2, int((accepted + 1 + rejected).max(initial=1))) + 1.5)
         left.set_xlim(0.3, len(rounds) + 0.7)
-        left.legend(loc="upper left", ncols=2, fontsize=12)
+        # legends below the axes: inside, they covered the tallest bars and the curve's end
+        left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=12)
         left.set_title(title or f"{len(rounds)} rounds, {len(result.tokens)} tokens", loc="left")
         produced = np.minimum(np.cumsum(accepted + 1), len(result.tokens))  # [n_rounds]
         right.plot(np.r_[0, x], np.r_[0, produced], color=OKABE_ITO["blue"], lw=3,
@@ -88,7 +89,7 @@ def rounds_figure(result, title: str | None = None) -> Figure:
         right.set_xlabel("target forwards")
         right.set_ylabel("tokens produced")
         right.set_title(f"{result.tokens_per_target_forward:.2f} tokens per forward", loc="left")
-        right.legend(loc="upper left")
+        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=12)
         for ax in (left, right):
             ax.spines[["top", "right"]].set_visible(False)
             ax.grid(alpha=0.3, axis="y")
