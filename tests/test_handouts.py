@@ -555,19 +555,46 @@ def test_a_helper_holding_stderr_does_not_stall_the_print(tmp_path, monkeypatch,
     assert not _running(helper)
 
 
-def test_a_figure_matplotlib_cannot_typeset_is_one_line(tmp_path, capsys):
+def test_a_figure_title_with_dollar_signs_is_drawn_as_typed(tmp_path, capsys):
+    """'$x^$' was read as a broken formula and stopped the build; figures draw text as typed."""
     lessons = _small_lessons(tmp_path)
     address = "figure:check_row?draft=ABC&target=ABD&title=%24x%5E%24"  # title $x^$
+    (lessons / "98_math.md").write_text(f"# T\n\n![c]({address})\n", "utf-8")
+    out = tmp_path / "out"
+    assert cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)]) == 0
+    (svg,) = [p for p in (out / "figures").glob("*.svg") if "x^" in p.read_text("utf-8")]
+    assert "$x^$" in svg.read_text("utf-8")
+
+
+def test_a_figure_matplotlib_cannot_save_is_one_line(tmp_path, capsys, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from speclab import figures
+
+    def unsaveable(**_):
+        figure = plt.figure()
+        plt.close(figure)
+
+        def fail(path, *args, **kwargs):
+            Path(path).write_text("<svg half", "utf-8")  # half written, then the error
+            raise ValueError("cannot\nsave this")
+
+        figure.savefig = fail
+        return figure
+
+    monkeypatch.setattr(figures, "check_row_figure", unsaveable, raising=False)
+    lessons = _small_lessons(tmp_path)
+    address = "figure:check_row?draft=ABC&target=ABD"
     (lessons / "98_math.md").write_text(f"# T\n\n![c]({address})\n", "utf-8")
     out = tmp_path / "out"
     status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
     err = capsys.readouterr().err
     assert status == 1 and err.count("\n") == 1
-    assert "98_math.md: line 3: figure 'check_row' cannot be drawn" in err
-    figures = tmp_path / "figures"
+    assert "98_math.md: line 3: figure 'check_row' cannot be drawn: cannot save this" in err
+    figures_dir = tmp_path / "figures"
     with pytest.raises(HandoutError, match="cannot be drawn"):
-        render_body(f"![c]({address})\n", figures, "figures")
-    assert not list(figures.glob("*.svg")), "a half-written figure would be reused"
+        render_body(f"![c]({address})\n", figures_dir, "figures")
+    assert not list(figures_dir.glob("*.svg")), "a half-written figure would be reused"
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
