@@ -393,6 +393,8 @@ def test_loss_reasons():
         "verify and overhead"
     )
     assert bench_decode.loss_reason(base | {"speedup": 1.2}) is None
+    assert bench_decode.loss_reason(base | {"speedup": 0.996}) is None  # printed 1.00x
+    assert bench_decode.loss_reason(base | {"speedup": 0.994}) == "low acceptance"  # 0.99x
     assert bench_decode.loss_reason(base | {"drafter": "none"}) is None
     assert set(bench_decode.LOSS_REASONS) == {
         "heavy drafter",

@@ -419,11 +419,26 @@ def test_rounds_the_adaptive_policy_switched_off_are_explained(weights, capsys, 
     out = capsys.readouterr().out
     off = sum(d.mode == "off" for d in made[0].decisions)
     assert off > 0
-    assert f"drafting off in {off} of {len(made[0].decisions)} rounds" in out
+    rounds = int(re.search(r"rounds: (\d+)", out).group(1))  # as the line above counts them
+    assert rounds == len(made[0].decisions) + 1  # the last round is run without asking it
+    assert f"drafting off in {off} of {rounds} rounds:" in out
     assert "--fixed-k drafts every round" in out
     monkeypatch.setattr(speclab.demo, "AdaptiveK", lambda k: AdaptiveK(k, cost=CostModel()))
     assert main(demo_args(weights, "abcabcabcabc", "--max-new-tokens", "40")) == 0
     assert "drafting off" not in capsys.readouterr().out  # a free drafter is never switched off
+
+
+def test_the_off_line_counts_rounds_in_the_right_number_and_names_timing_steps():
+    from speclab.adaptive import AdaptiveK, Decision
+    from speclab.demo import policy_off_line
+
+    policy = AdaptiveK(4)
+    policy.decisions = [Decision("time plain step", 0, 0.5, 1.0), Decision("off", 0, 0.5, 1.0)]
+    assert policy_off_line(policy, 3).startswith(
+        "drafting off in 1 of 3 rounds, besides 1 plain step it took to time one:"
+    )
+    policy.decisions = [Decision("draft", 4, 0.5, 2.0)]
+    assert policy_off_line(policy, 2) == ""
 
 
 def test_the_demo_decodes_on_one_blas_thread(weights, capsys, monkeypatch):
@@ -501,3 +516,11 @@ def test_code_edit_note_finds_the_corrections_that_come_from_the_edit():
     note = code_edit_note(_run_of(prompt, _plain(old_name)), PromptLookupDrafter(3, 1))
     assert note.startswith("Where the edit asks for `values_2` the model wrote the old `values`.")
     assert "breaks at round" in note
+
+
+def test_one_byte_and_one_token_are_singular(weights, capsys):
+    assert main(demo_args(weights, "a", "--max-new-tokens", "1", "--k", "1")) == 0
+    out = capsys.readouterr().out
+    assert "1 byte) ==" in out and "== continuation: 1 token;" in out
+    assert "exactly" not in out and "at most k = 1 draft per round" in out
+    assert "yes (1 byte)" in out and "1 bytes" not in out and "1 tokens" not in out

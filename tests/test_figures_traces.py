@@ -60,3 +60,7 @@ def test_the_legends_cover_no_bar_and_no_point_of_the_curve():
         for line in ax.get_lines():
             for x, y in ax.transData.transform(line.get_xydata()):
                 assert not box.contains(x, y)
+
+
+def test_one_round_and_one_token_are_singular():
+    assert "1 round, 1 token" in texts(rounds_figure(result_of([Round([], 0, 7)])))

@@ -437,11 +437,28 @@ def skip_without_fonts(lang: str) -> None:
     projector_style(lang)  # adds fonts installed since matplotlib's cache was written
     known = {font.name for font in font_manager.fontManager.ttflist}
     missing = [family for family in FONTS[lang] if family not in known]
-    if missing and os.environ.get("SPECLAB_REQUIRE_FONTS") != "1":
-        pytest.skip(
+    if missing:
+        message = (
             f"{lang} figures need {', '.join(missing)} (Debian: apt-get install fonts-noto-cjk "
-            "fonts-noto-core); SPECLAB_REQUIRE_FONTS=1 makes this a failure"
+            "fonts-noto-core)"
         )
+        if os.environ.get("SPECLAB_REQUIRE_FONTS") == "1":
+            pytest.fail(f"{message}; SPECLAB_REQUIRE_FONTS=1 makes a missing font a failure")
+        pytest.skip(f"{message}; SPECLAB_REQUIRE_FONTS=1 makes this a failure")
+
+
+def test_a_missing_font_skips_with_the_packages_named_or_fails_when_required(monkeypatch):
+    from speclab.figures import style
+
+    monkeypatch.setitem(style.FONTS, "zh", ["No Such Font 123", "DejaVu Sans"])
+    monkeypatch.setitem(style.FONT_FILES, "No Such Font 123", "NoSuchFont123")
+    monkeypatch.delenv("SPECLAB_REQUIRE_FONTS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install fonts-noto-cjk"):
+        skip_without_fonts("zh")
+    monkeypatch.setenv("SPECLAB_REQUIRE_FONTS", "1")
+    with pytest.raises(pytest.fail.Exception, match="No Such Font 123 .*a failure"):
+        skip_without_fonts("zh")
+    skip_without_fonts("en")  # DejaVu Sans comes with matplotlib: nothing to skip
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -113,3 +113,86 @@ def test_lesson_03b_four_positions_with_a_text_of_its_own():
         "03b_what_a_language_model_does.ipynb", [1, 2, 16], {16: (FOUR, 'text = encode("abcd")')}
     )
     assert "after 'a'" in said[-1] and "after 'abcd'" in said[-1], said
+
+
+def test_lesson_03b_four_positions_with_a_text_longer_than_the_context():
+    said = shown_markdown(
+        "03b_what_a_language_model_does.ipynb",
+        [1, 2, 16],
+        {16: (FOUR, 'text = encode("ab" * 600)')},
+    )
+    assert "[3 rows x 4 columns]" in said[-1], said  # the bars after the last 4 of 1,024 bytes
+
+
+class _Curve:
+    """What lesson 04b's width sweep gives per width: ratio() -> median and quartiles."""
+
+    def __init__(self, q25, median, q75):
+        self.quartiles = {"q25": q25, "median": median, "q75": q75}
+
+    def ratio(self, n_new, base):
+        return self.quartiles
+
+
+def _width_sentence(data: dict, fit: list, cache: float = 30e6) -> str:
+    """Lesson 04b's cell after the width sweep, run on made-up timings: its sentence."""
+    import pandas as pd
+
+    cells = json.loads((NOTEBOOKS / "04b_where_the_time_goes.ipynb").read_text("utf-8"))["cells"]
+    (code,) = ["".join(c["source"]) for c in cells if "freest, costliest" in "".join(c["source"])]
+    widths = tuple(data)
+    sweep = pd.DataFrame(
+        {
+            "width": widths,
+            "MB of weights": [1.8, 6.8, 26.2, 58.2][: len(widths)],
+            "fit in the cache": fit,
+            "ms, n_new = 1": [0.3, 0.4, 1.3, 2.8][: len(widths)],
+            "× for n_new = 5": [data[w][1] for w in widths],
+        }  # fmt: skip
+    ).set_index("width")
+    shown = []
+
+    class Figures:
+        def forward_cost_figure(*args, **kwargs):
+            pass
+
+    namespace = {"widths": widths, "curves": {w: _Curve(*data[w]) for w in widths}, "sweep": sweep,
+                 "largest_cache": cache, "verify": 5, "knee": 150.0, "tolerance": 1.3,
+                 "figures": Figures, "display": shown.append, "Markdown": str}  # fmt: skip
+    exec(compile(code, "04b width cell", "exec"), namespace)  # noqa: S102
+    return shown[0]
+
+
+@pytest.mark.parametrize(
+    ("outside", "verdict"),
+    [
+        (
+            {512: (1.2, 1.25, 1.3), 768: (1.1, 1.15, 1.2)},
+            "cheaper beyond the spread: regime (c) shows",
+        ),
+        (
+            {512: (1.8, 1.85, 1.9), 768: (1.9, 2.0, 2.1)},
+            "dearer beyond the spread: regime (c) does not",
+        ),
+        (
+            {512: (1.5, 1.55, 1.6), 768: (1.55, 1.6, 1.65)},
+            "within the spread: this run does not show",
+        ),
+        (
+            {512: (1.2, 1.25, 1.3), 768: (1.8, 1.85, 1.9)},
+            "cheaper for some of them and not for others",
+        ),
+    ],
+)
+def test_lesson_04b_says_what_the_widths_beyond_the_cache_showed(outside, verdict):
+    data = {128: (1.1, 1.15, 1.2), 256: (1.5, 1.55, 1.6)} | outside
+    said = _width_sentence(data, [True, True, False, False])
+    assert "The weights of widths 512, 768 do not fit in it." in said
+    assert "1.50–1.60 (interquartile) at width 256, the widest that fits" in said
+    assert verdict in said, said
+
+
+def test_lesson_04b_says_when_every_width_fits_and_when_ranges_overlap():
+    said = _width_sentence({128: (1.1, 1.15, 1.2), 256: (1.15, 1.5, 1.6)}, [True, True], 100e6)
+    assert "regime (c) does not show on this machine" in said
+    assert "the ranges overlap, so this run does not tell the two apart" in said

@@ -818,3 +818,24 @@ def test_default_adaptive_policy_reruns_identically_when_sampling(tiny_pair):
     ]
     assert runs[0].tokens == runs[1].tokens == runs[2].tokens
     assert [r.drafted for r in runs[0].rounds] == [r.drafted for r in runs[2].rounds]
+
+
+@pytest.mark.parametrize(
+    ("p_value", "text"),
+    [
+        (0.613, "0.61"),
+        (0.000996, "0.000996"),
+        (0.00104, "0.00104"),
+        (0.001, "0.001"),
+        (0.0, "below 1e-300"),
+        (1e-310, "below 1e-300"),
+        (3.2e-26, "3.2e-26"),
+    ],  # fmt: skip
+)
+def test_a_p_value_is_printed_on_the_side_of_the_level_it_lies(p_value, text):
+    """Rounded to 2 digits, 0.000996 read '0.001' beside 'the test rejects' (level 0.001)."""
+    from speclab.sampling import SIGNIFICANCE, p_value_text
+
+    assert p_value_text(p_value) == text
+    if p_value > 1e-300:
+        assert (float(text) < SIGNIFICANCE) == (p_value < SIGNIFICANCE)

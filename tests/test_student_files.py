@@ -158,6 +158,10 @@ def test_a_folder_per_group_inside_a_class_folder_is_named_not_dropped(tmp_path,
     (tmp_path / "p1" / "a.csv").write_text("prefix,guess\n,ABC\n")
     (tmp_path / "images").mkdir()  # a folder with no .csv file in it is not worth a note
     (tmp_path / "images" / "board.png").write_bytes(b"\x89PNG")
+    for folder, name in [(".ipynb_checkpoints", "a-checkpoint.csv"), ("__MACOSX", "._a.csv"),
+                         ("mac", "._a.csv")]:  # copies and helper files, not groups  # fmt: skip
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text("prefix,guess\n,ABC\n")
     assert main(["check-guesses", "--lang", "en", "--summary", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""

@@ -226,17 +226,21 @@ def test_a_scenario_name_with_dollar_signs_is_drawn_as_typed(report):
 
 
 def test_the_boundary_legend_hides_no_scenario_name():
-    """Low-alpha scenarios (a model drafter's, a student's) sat under the legend."""
-    figure = BoundaryExplorer({"free text": 0.08, "structured": 0.15, "copy-heavy": 0.9}).figure
+    """Low-alpha scenarios (a model drafter's, a student's) sat under the legend, and a long
+    name at alpha 0.7 ran under it once it moved beside the axes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    long = "code edit with the model drafter"
+    shown = {"free text": 0.08, "structured": 0.15, "copy-heavy": 0.9, long: 0.7}
+    figure = BoundaryExplorer(shown).figure
     renderer = FigureCanvasAgg(figure).get_renderer()
     figure.draw(renderer)
     ax = figure.axes[0]
     legend = ax.get_legend().get_window_extent(renderer)
-    names = [
-        t for t in ax.texts if t.get_text().strip() in {"free text", "structured", "copy-heavy"}
-    ]
-    assert len(names) == 3
+    names = [t for t in ax.texts if t.get_text().strip() in shown]
+    assert len(names) == 4
+    inside = ax.get_window_extent(renderer)
     for name in names:
-        assert not legend.overlaps(name.get_window_extent(renderer)), name.get_text()
+        box = name.get_window_extent(renderer)
+        assert not legend.overlaps(box), name.get_text()
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1, name.get_text()  # off no edge

@@ -32,7 +32,8 @@ def add_arguments(parser):
     )  # fmt: skip
     parser.epilog = (
         "Exit status: 0 done, 1 a file or setting that cannot be used, 2 a bad argument, "
-        "3 decode: a speculative output differed from greedy decoding (a bug: please report it)."
+        "3 decode: a speculative output differed from greedy decoding (a bug: please report it), "
+        "130 stopped by Ctrl-C, 143 stopped by SIGTERM (kill, timeout)."
     )
     parser.add_argument("--weights", type=path_argument, default=None,
                         help="weights file to time (default: the shipped target)")  # fmt: skip

@@ -488,8 +488,9 @@ LOSS_REASONS = {
 
 
 def loss_reason(row: dict) -> str | None:
-    """Why a method loses time against greedy (None if it does not): see LOSS_REASONS."""
-    if not row["speedup"] < 1.0 or row["drafter"] == "none":
+    """Why a method loses time against greedy (None if it does not): see LOSS_REASONS.
+    A speedup that prints as 1.00x (0.996) is not listed as a loss beside that number."""
+    if not round(row["speedup"], 2) < 1.0 or row["drafter"] == "none":
         return None
     if row["time_drafting_per_token"] >= 0.25:
         return "heavy drafter"

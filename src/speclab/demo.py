@@ -314,21 +314,29 @@ def statistics_lines(spec, greedy) -> list[str]:
     ]
 
 
+def _count(n: int, word: str) -> str:
+    """'1 byte', '30 bytes'."""
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def drafts_per_round(how: str, k: int) -> str:
     """'exactly k = 1 draft per round', 'adaptive, at most k = 4 drafts per round'."""
     return f"{how} k = {k} draft{'' if k == 1 else 's'} per round"
 
 
-def policy_off_line(policy: AdaptiveK) -> str:
-    """Why some rounds drafted nothing, or "" if the adaptive policy never switched off."""
+def policy_off_line(policy: AdaptiveK, rounds: int) -> str:
+    """Why some of the run's `rounds` drafted nothing, or "" if the adaptive policy never
+    switched drafting off. (Its last round, which the decoder runs without asking the
+    policy, and rounds it spends timing a plain step are not 'off'.)"""
     off = sum(decision.mode == "off" for decision in policy.decisions)
     if not off:
         return ""
-    rounds = len(policy.decisions)
+    timed = sum(decision.mode == "time plain step" for decision in policy.decisions)
+    timing = f", besides {_count(timed, 'plain step')} it took to time one" if timed else ""
     return (
-        f"drafting off in {off} of {rounds} rounds: from its own timings on this machine the "
-        "adaptive policy predicted that drafting would not pay there (a busy machine can "
-        "mislead it); --fixed-k drafts every round"
+        f"drafting off in {off} of {_count(rounds, 'round')}{timing}: from its own timings on "
+        "this machine the adaptive policy predicted that drafting would not pay there (a busy "
+        "machine can mislead it); --fixed-k drafts every round"
     )
 
 
@@ -336,7 +344,10 @@ def match_line(spec, greedy) -> tuple[bool, str]:
     """Whether the two outputs are the same bytes, said in one line."""
     same = bytes(spec.tokens) == bytes(greedy.tokens)
     if same:
-        return True, f"matches greedy decoding byte for byte: yes ({len(spec.tokens)} bytes)"
+        return (
+            True,
+            f"matches greedy decoding byte for byte: yes ({_count(len(spec.tokens), 'byte')})",
+        )
     first = next(
         (i for i, (a, b) in enumerate(zip(spec.tokens, greedy.tokens, strict=False)) if a != b),
         min(len(spec.tokens), len(greedy.tokens)),
@@ -389,17 +400,17 @@ def _run(args) -> int:
         )
     color = use_color(args.color)
     how = "exactly" if args.fixed_k else "adaptive, at most"
-    print(f"== prompt ({label}, {len(prompt_tokens)} bytes) ==")
+    print(f"== prompt ({label}, {_count(len(prompt_tokens), 'byte')}) ==")
     shown = printable(prompt)  # escape codes and bidi controls shown, not obeyed
     print(f"\x1b[2m{shown}\x1b[0m" if color else shown)
     print(
-        f"== continuation: {len(spec.tokens)} tokens; target: {target.name or 'model'}, "
+        f"== continuation: {_count(len(spec.tokens), 'token')}; target: {target.name or 'model'}, "
         f"drafter: {drafter.name}, {drafts_per_round(how, args.k)} =="
     )
     print(_for_console(render_ansi(spec, color=color)))
     print(_for_console(f"== legend == {legend_ansi(color)}"))
     print("\n".join(statistics_lines(spec, greedy)))
-    if policy is not None and (off := policy_off_line(policy)):
+    if policy is not None and (off := policy_off_line(policy, len(spec.rounds))):
         print(off)
     same, line = match_line(spec, greedy)
     print(line)

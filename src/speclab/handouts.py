@@ -499,11 +499,6 @@ def write_index(built: list[Built], out_dir: Path) -> Path:
         ]
         return f"<li>{html.escape(page.title)}: {' · '.join(links)}</li>"
 
-    top = [page for page in built if page.html.parent == out_dir]
-    handouts = [page for page in top if page.html.stem not in TEACHER_PAGES]
-    for_teacher = [page for page in top if page.html.stem in TEACHER_PAGES]
-    keys = [page for page in built if page.html.parent == out_dir / "answers"]
-
     def translated_section(lang: str) -> str:
         """A language's pages, its handouts apart from its answer keys as in English."""
         pages = [page for page in built if page.html.relative_to(out_dir).parts[:1] == (lang,)]
@@ -519,7 +514,7 @@ def write_index(built: list[Built], out_dir: Path) -> Path:
             + "</ul>\n"
         )
 
-    def _for_teacher(page: Built) -> bool:
+    def _for_teacher(page: Built) -> bool:  # the teacher guide (answers/ pages are keys)
         return page.html.stem in TEACHER_PAGES
 
     top = [page for page in built if page.html.parent == out_dir]
@@ -597,7 +592,8 @@ def run(args: argparse.Namespace) -> int:
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {chromium.CHROMIUM} not found)"
     where = f"in {shown(str(args.out))}{note}; open {shown(str(args.out / 'index.html'))}"
-    print(f"{len(built)} pages, {n_pdfs} PDFs {where}")  # a line break in a name shown as \n
+    pages = f"{len(built)} page{'s' * (len(built) != 1)}, {n_pdfs} PDF{'s' * (n_pdfs != 1)}"
+    print(f"{pages} {where}")  # a line break in a name shown as \n
     return 0
 
 

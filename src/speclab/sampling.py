@@ -353,10 +353,20 @@ class ChiSquareResult:
         return self.p_value < significance
 
 
-def p_value_text(p_value: float) -> str:
-    """A p-value for a sentence: 2 significant digits, or "below 1e-300" where a float
-    underflows to 0 (a p-value is never 0)."""
-    return f"{p_value:.2g}" if p_value > 1e-300 else "below 1e-300"
+def p_value_text(p_value: float, significance: float = SIGNIFICANCE) -> str:
+    """A p-value for a sentence: 2 significant digits, more where 2 would round it onto or
+    across the test's level (0.000996 is "0.000996", not "0.001" beside "rejects"), or
+    "below 1e-300" where a float underflows to 0 (a p-value is never 0)."""
+    if not p_value > 1e-300:
+        return "below 1e-300"
+    for digits in (2, 3, 4, 6, 17):
+        text = f"{p_value:.{digits}g}"
+        shown = float(text)
+        if (shown < significance) == (p_value < significance) and (
+            shown != significance or p_value == significance
+        ):
+            break
+    return text
 
 
 def _pool_rare(expected, min_expected: float):

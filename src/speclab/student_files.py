@@ -405,12 +405,17 @@ def _is_folder(path: Path) -> bool:
 
 
 def _is_folder_with_csv(entry: os.DirEntry) -> bool:
-    """Whether an entry is a folder holding a .csv file (a group's folder in a class folder)."""
+    """Whether an entry is a folder holding a student's .csv file (a group's folder in a
+    class folder). Hidden folders (Jupyter's .ipynb_checkpoints) and __MACOSX (a Mac's zip
+    leaves helper files there) are not groups: naming them would count copies as students."""
+    if entry.name.startswith(".") or entry.name == "__MACOSX":
+        return False
     try:
         if not entry.is_dir():
             return False
         with os.scandir(entry.path) as inside:
-            return any(item.name.lower().endswith(".csv") for item in inside)
+            return any(item.name.lower().endswith(".csv")
+                       and not item.name.startswith(HELPER_FILE_PREFIXES) for item in inside)  # fmt: skip
     except OSError:
         return False
 

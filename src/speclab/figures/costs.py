@@ -392,9 +392,8 @@ def boundary_figure(
         for i, (name, alpha) in enumerate((alphas or {}).items()):
             if np.isfinite(alpha):
                 ax.axvline(alpha, color="#555555", lw=1.5)
-                right = (
-                    alpha > 0.75
-                )  # a name near alpha = 1 runs left of its line, not off the axes
+                # a name runs toward the middle: off no edge, under no legend
+                right = alpha > 0.5
                 ax.text(alpha, 0.98 - 0.07 * (i % 4), f"{name} " if right else f" {name}",
                         transform=ax.get_xaxis_transform(), va="top", fontsize=12,
                         ha="right" if right else "left")  # fmt: skip

@@ -72,7 +72,10 @@ def rounds_figure(result, title: str | None = None) -> Figure:
         left.set_xlim(0.3, len(rounds) + 0.7)
         # legends below the axes: inside, they covered the tallest bars and the curve's end
         left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=12)
-        left.set_title(title or f"{len(rounds)} rounds, {len(result.tokens)} tokens", loc="left")
+        left.set_title(
+            title or f"{_count(len(rounds), 'round')}, {_count(len(result.tokens), 'token')}",
+            loc="left",
+        )
         produced = np.minimum(np.cumsum(accepted + 1), len(result.tokens))  # [n_rounds]
         right.plot(np.r_[0, x], np.r_[0, produced], color=OKABE_ITO["blue"], lw=3,
                    marker="o", ms=5, label="speculative")  # fmt: skip
@@ -225,3 +228,8 @@ def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
         tidy(ax)
         plt.close(fig)
     return fig
+
+
+def _count(n: int, word: str) -> str:
+    """'1 round', '14 rounds'."""
+    return f"{n} {word}{'s' * (n != 1)}"
