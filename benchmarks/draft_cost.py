@@ -25,7 +25,13 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.bench_cli import MAX_REPEATS
     from speclab.gpt import GPTConfig
     from speclab.paths import bench_dir, weights_dir
-    from speclab.report_files import writable_folder, write_together
+    from speclab.report_files import (
+        first_missing,
+        remove_empty_folders,
+        writable_folder,
+        write_together,
+    )
+    from speclab.student_files import shown
     from speclab.timing import blas_threads, describe_blas, load_text, machine_record, model_record
     from speclab.weights import (
         DRAFT_DTYPE,
@@ -67,7 +73,16 @@ def main() -> int:
     n_ctx = min(target.config.n_ctx, draft.config.n_ctx)
     if args.n_past + 1 > n_ctx:
         parser.error(f"--n-past must be below the models' context, {n_ctx}")
-    # after the models (a bad --target makes no folder), before the timing
+    # after the models (a bad --target makes no folder), before the timing; a run that fails
+    # or is interrupted removes the folders it made
+    made = first_missing(args.out or bench_dir())
+    try:
+        return _measure(args, files, target, draft, n_ctx)
+    finally:
+        remove_empty_folders(args.out or bench_dir(), made)
+
+
+def _measure(args, files, target, draft, n_ctx) -> int:
     out = writable_folder(args.out or bench_dir(), files=("draft_cost.json",))
     rng = np.random.default_rng(args.seed)
     models = {"target": target, "draft": draft}
@@ -105,12 +120,7 @@ def main() -> int:
             "weights_share": matmul_params(config) / matmul_params(target.config),
         }
         rows.append(row)
-        print(f"  {name:14} ({row['kind']:9}) {row['step_ms']:.3f} ms  "
-              f"c = {row['cost_of_target_step']:.2f} of a target step "
-              f"({row['weights_share']:.1%} of its multiply-adds)")  # fmt: skip
     floor = next(r for r in rows if r["kind"] == "skeleton" and r["n_layer"] == 2)
-    print(f"the least a 2-layer draft can cost here: c = {floor['cost_of_target_step']:.2f} "
-          f"(target step {target_step * 1e3:.3f} ms)")  # fmt: skip
     report = {
         "benchmark": "draft_cost",
         "settings": {
@@ -128,8 +138,14 @@ def main() -> int:
         "machine": machine,
     }
     path = out / "draft_cost.json"
-    write_together({path: json.dumps(report, indent=1) + "\n"})
-    print(f"wrote {path}")
+    write_together({path: json.dumps(report, indent=1) + "\n"})  # before printing: a closed
+    for row in rows:  # pipe (| head -1) must not lose the minutes of timing
+        print(f"  {row['model']:14} ({row['kind']:9}) {row['step_ms']:.3f} ms  "
+              f"c = {row['cost_of_target_step']:.2f} of a target step "
+              f"({row['weights_share']:.1%} of its multiply-adds)")  # fmt: skip
+    print(f"the least a 2-layer draft can cost here: c = {floor['cost_of_target_step']:.2f} "
+          f"(target step {target_step * 1e3:.3f} ms)")  # fmt: skip
+    print(f"wrote {shown(str(path))}")
     return 0
 
 

@@ -50,3 +50,28 @@ def test_bad_arguments_end_in_one_line(tmp_path):
         assert result.returncode in (1, 2) and message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
     assert not (Path(tmp_path) / "draft_cost.json").exists()
+
+
+def test_a_closed_pipe_keeps_the_report_and_an_interrupted_run_leaves_no_folder(tmp_path):
+    """`| head -1` closed stdout after the timing: the report was lost, an empty folder left."""
+    out = tmp_path / "piped" / "deeper"
+    command = f"{sys.executable} {SCRIPT} --repeats 2 --n-past 8 --out {out} | head -1"
+    done = subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode in (0, 141) and "Traceback" not in done.stderr, done.stderr
+    assert json.loads((out / "draft_cost.json").read_text("utf-8"))["rows"]
+    import signal
+    import time
+
+    made = tmp_path / "interrupted" / "deeper"
+    process = subprocess.Popen([sys.executable, str(SCRIPT), "--repeats", "10000", "--out", str(made)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    for _ in range(600):  # until the timing has begun (its first line is printed)
+        if made.exists():
+            break
+        time.sleep(0.05)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert not (tmp_path / "interrupted").exists()  # the folders it made, removed
