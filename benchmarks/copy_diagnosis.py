@@ -37,7 +37,8 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.corpus import LETTERS, context_needs, few_letters, load_corpus
     from speclab.gpt import forward
     from speclab.paths import weights_dir
-    from speclab.weights import load
+    from speclab.student_files import shown
+    from speclab.weights import load, steps_label
 
 
 def diagnose(model, pieces: list[bytes], separator: bytes, skip) -> tuple[float, dict]:
@@ -145,7 +146,7 @@ def main() -> None:
             raise ValueError(f"{path}: this diagnosis needs {longest} positions and the model "
                              f"has {model.config.n_ctx}{hint}")  # fmt: skip
     for path, model in zip(args.weights, models, strict=True):
-        print(f"== {path}: step {model.meta.get('trained_steps')}")
+        print(f"== {shown(str(path))}: {steps_label(model.meta)}")
         share, by_need = diagnose(model, pieces, separator, skip)
         print(f"   copied right, teacher-forced: {share:.1%} of the bytes")
         print("   by the bytes of context that tell the next byte: " + ", ".join(

@@ -25,7 +25,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.corpus import context_needs, load_corpus
     from speclab.paths import weights_dir
     from speclab.student_files import shown
-    from speclab.weights import load
+    from speclab.weights import load, steps_label
 
 MISSED_BITS = np.log2(10)  # less than one chance in ten, as copy_gap's `missed`
 PLACES = [(0, 4), (4, 20), (20, None)]  # bands of a byte's place in the repeat
@@ -85,7 +85,7 @@ def main() -> None:
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
     val = load_corpus()["val"]
     for path, model in zip(args.weights, models, strict=True):
-        print(f"== {shown(str(path))}: step {model.meta.get('trained_steps')}")
+        print(f"== {shown(str(path))}: {steps_label(model.meta)}")
         for far in (False, True):
             probes = copy_probes(val, model.config.n_ctx, far=far)
             found = repeat_bytes(model.params, model.config.n_head, probes)

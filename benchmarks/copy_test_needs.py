@@ -25,7 +25,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.corpus import context_needed, load_corpus
     from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
     from speclab.paths import weights_dir
-    from speclab.weights import load
+    from speclab.weights import load, steps_label
 
 
 def lookup_copy(prompt: list[int], rest: bytes, n: int, earliest: bool) -> int:
@@ -80,8 +80,9 @@ def main() -> None:
         if len(score["bytes_copied"]) < len(functions):
             print(f"{name}: the model's context is too short for some of the functions")
             continue
-        step = model.meta.get("trained_steps")
-        print(f"{name} (step {step}): {summary(score['bytes_copied'], lengths)}")
+        print(
+            f"{shown(name)} ({steps_label(model.meta)}): {summary(score['bytes_copied'], lengths)}"
+        )
         for function, right, mistake in zip(
             functions, score["bytes_copied"], score["first_mistakes"], strict=True
         ):

@@ -23,7 +23,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.paths import weights_dir
     from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
     from speclab.student_files import shown
-    from speclab.weights import load
+    from speclab.weights import load, steps_label
 
 
 def main() -> None:
@@ -41,8 +41,8 @@ def main() -> None:
         parser.error(f"--k must be from 1 to {MAX_K}, got {args.k}")
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
     for path, model in zip(args.weights, models, strict=True):
-        steps, bits = model.meta.get("trained_steps"), model.meta.get("val_bits_per_byte")
-        print(f"== {shown(str(path))}: step {steps}, {bits} bits/byte")
+        bits = model.meta.get("val_bits_per_byte")
+        print(f"== {shown(str(path))}: {steps_label(model.meta)}, {bits} bits/byte")
         for scenario in load_scenarios():
             per_forward, shares, looping_bytes = [], [], []
             for prompt in scenario.prompts[: args.prompts]:
@@ -60,7 +60,9 @@ def main() -> None:
             loop_share = np.mean([s["loop"] for s in shares])
             spaces = looping_bytes.count(ord(" ")) / max(1, len(looping_bytes))
             of_it = f" (spaces: {spaces:.0%} of the looping bytes)" if looping_bytes else ""
-            print(f"   {scenario.name:12} tokens/forward at k={args.k}: {np.mean(per_forward):.2f}; "
+            n = len(per_forward)  # --prompts may ask for more than the scenario has
+            print(f"   {scenario.name:12} ({n} prompt{'s' * (n != 1)}) "
+                  f"tokens/forward at k={args.k}: {np.mean(per_forward):.2f}; "
                   f"output copied from the prompt {prompt_share:.0%}, looping {loop_share:.0%}"
                   f"{of_it}")  # fmt: skip
 

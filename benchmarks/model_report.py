@@ -24,7 +24,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.student_files import shown
     from speclab.tokenizer import decode, encode
     from speclab.train import agreement
-    from speclab.weights import load, load_draft, load_target
+    from speclab.weights import load, load_draft, load_target, steps_label
 
 PROMPT = "def is_even(number):\n    "
 
@@ -62,7 +62,9 @@ def main():
             seconds = meta.get("training_seconds") or 0
             minutes = _shown_number(seconds / 60, ".1f") if _is_number(seconds) else repr(seconds)
             print(
-                f"   trained {meta['trained_steps']} steps in {minutes} min; validation "
+                f"   trained {meta['trained_steps']} steps in {minutes} min"
+                + (f" ({steps_label(meta)})" if "in all" in steps_label(meta) else "")
+                + "; validation "
                 f"{meta.get('val_bits_per_byte')} bits/byte; numpy {meta.get('numpy')}"
             )
             averaged = meta.get("averaged")

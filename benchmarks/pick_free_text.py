@@ -28,7 +28,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     )
     from speclab.scenarios import load_scenario, output_provenance, provenance_fractions
     from speclab.tokenizer import decode, encode
-    from speclab.weights import load, load_target
+    from speclab.weights import load, load_target, steps_label
 
 
 def rank(model, scenario) -> list[dict]:
@@ -98,9 +98,7 @@ def main() -> int:
         write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was
     finally:
         remove_empty_folders(args.out.parent, made)
-    print(
-        f"target: {model.meta.get('trained_steps')} steps, {model.meta.get('val_bits_per_byte')} bits/byte"
-    )
+    print(f"target: {steps_label(model.meta)}, {model.meta.get('val_bits_per_byte')} bits/byte")
     print(f"{'candidate':18} {'loop':>5} {'prompt':>6} {'new':>5}  greedy output (start)")
     for row in rows:
         print(

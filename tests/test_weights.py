@@ -378,3 +378,18 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def test_steps_label_names_the_last_run_and_the_whole():
+    """Scripts printed 'step 3000' for the shipped draft, trained 11,000 steps in three runs."""
+    import re
+
+    from speclab.weights import load_draft, steps_label
+
+    assert steps_label({}) == "untrained"
+    assert steps_label({"trained_steps": 500}) == "step 500"
+    chain = {"trained_steps": 3, "started_from": {"trained_steps": 5, "started_from": {}}}
+    assert steps_label(chain) == "step 3 of its last run, 8 in all"
+    draft = load_draft()
+    in_all = int(re.search(r"(\d+) training steps", draft.describe()).group(1))
+    assert steps_label(draft.meta).endswith(f", {in_all} in all")

@@ -76,6 +76,20 @@ class Model:
         )
 
 
+def steps_label(meta: dict) -> str:
+    """'step 29000', or for weights that went on from others' (--init-from) 'step 3000 of its
+    last run, 11000 in all': a script's header must not pass the last run off as the whole."""
+    steps, record = [], meta
+    while isinstance(record, dict) and record.get("trained_steps"):
+        steps.append(record["trained_steps"])
+        record = record.get("started_from")
+    if not steps:
+        return "untrained"
+    if len(steps) == 1 or not all(isinstance(n, int) for n in steps):
+        return f"step {steps[0]}"
+    return f"step {steps[0]} of its last run, {sum(steps)} in all"
+
+
 def param_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     """Flat name -> shape for every parameter a GPT-2 of this config has."""
     c = config.n_embd
