@@ -25,6 +25,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.corpus import context_needed, load_corpus
     from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
     from speclab.paths import weights_dir
+    from speclab.student_files import shown
     from speclab.weights import load, steps_label
 
 
@@ -66,8 +67,8 @@ def main() -> None:
     functions = held_out_functions(corpus["val"], corpus["train"], n=None if args.all else 8)
     pairs = copy_test_prompts(functions)
     lengths = [len(rest) for _, rest in pairs]
-    shown = f"{lengths} bytes" if len(lengths) <= 8 else f"{min(lengths)}-{max(lengths)} bytes each"
-    print(f"copy test: {len(pairs)} held-out functions, {shown} to copy after their first line")
+    sizes = f"{lengths} bytes" if len(lengths) <= 8 else f"{min(lengths)}-{max(lengths)} bytes each"
+    print(f"copy test: {len(pairs)} held-out functions, {sizes} to copy after their first line")
     for earliest in (True, False):
         which = "earliest" if earliest else "latest"
         print(f"a perfect copier matching the last n bytes, copying their {which} occurrence:")

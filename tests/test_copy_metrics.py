@@ -126,3 +126,11 @@ def test_model_report_shows_a_hand_made_records_odd_values_as_they_are():
     assert report._shown_number(None, ",") == "None"
     assert report._shown_number("x", ",") == "'x'"
     assert report._shown_number(True, ",") == "True"  # not formatted as the number 1
+
+
+@pytest.mark.parametrize("n_ctx", [1, 4, 6, 9])
+def test_copy_probes_name_a_context_too_short(n_ctx):
+    from speclab.copy_metrics import copy_probes
+
+    with pytest.raises(ValueError, match=f"a context of {n_ctx} is too short for the copy probes"):
+        copy_probes(np.zeros(5000, dtype=np.uint8), n_ctx)

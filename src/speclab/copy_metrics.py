@@ -46,6 +46,9 @@ def copy_probes(val: np.ndarray, n_ctx: int, n: int = PROBES, far: bool = False,
     enough text before it that the second occurrence starts at about 3/4 of n_ctx, so a
     model trained on short rows shows whether its copying reaches the whole context.
     """
+    if n_ctx < MIN_N_CTX:  # numpy would say only "low >= high"
+        raise ValueError(f"a context of {n_ctx} is too short for the copy probes "
+                         f"(they need at least {MIN_N_CTX} positions)")  # fmt: skip
     rng = np.random.default_rng(20261130)  # fixed: the same probes at every validation
     longest = min(lengths[1], (n_ctx - 4) // 3)  # small test models have a small context
     shortest = min(lengths[0], longest // 2)
