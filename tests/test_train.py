@@ -626,6 +626,24 @@ def test_out_must_be_a_weights_file_name_and_a_students_file_is_left_alone(tmp_p
     assert result.returncode == 2 and "is a file; give a folder" in result.stderr
 
 
+def test_weights_of_another_shape_at_out_are_not_replaced_in_silence(tmp_path):
+    """A smoke run overwrote another model's weights given as --out; the same shape (an
+    earlier export of the same run, say) is still replaced."""
+    from speclab.weights import save
+
+    other = tmp_path / "tiny.npz"
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=32)
+    save(other, init_params(config, np.random.default_rng(0)), config)
+    before = other.read_bytes()
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--out", other)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "holds weights of another shape (1 layer of width 8, context 32)" in result.stderr
+    assert other.read_bytes() == before and not (tmp_path / "run").exists()
+    same = tmp_path / "same.npz"
+    assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "a", "--out", same).returncode == 0
+    assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--out", same).returncode == 0
+
+
 def test_a_second_training_in_the_same_run_dir_is_refused(tmp_path):
     fcntl = pytest.importorskip("fcntl")
     from speclab.train import train

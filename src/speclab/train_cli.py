@@ -205,6 +205,32 @@ def _out_problem(out: Path, run_dir: Path, init_from: Path | None,
     return None
 
 
+def _other_shape(out: Path, cfg: TrainConfig) -> str | None:
+    """Why out holds another model's weights that this run would replace in silence, or None.
+    (Weights of this run's own shape may be an earlier export of the same run: replaced.)"""
+    import numpy as np
+
+    from speclab.weights import load
+
+    if not out.is_file():
+        return None
+    try:
+        config = load(out, dtype=np.float32).config
+    except (OSError, ValueError):
+        return None  # not weights: _out_problem has said so already
+    shape = GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx)
+    if (config.n_layer, config.n_head, config.n_embd, config.n_ctx) == (
+        shape.n_layer, shape.n_head, shape.n_embd, shape.n_ctx,
+    ):  # fmt: skip
+        return None
+
+    def described(c: GPTConfig) -> str:
+        return f"{c.n_layer} layer{'s' * (c.n_layer != 1)} of width {c.n_embd}, context {c.n_ctx}"
+
+    return (f"--out {out} holds weights of another shape ({described(config)}) that this run "
+            f"({described(shape)}) would replace; give another --out, or move that file away")  # fmt: skip
+
+
 def _recipe(args, name: str) -> TrainConfig:
     """The recipe the arguments ask for; ValueError naming the first bad argument."""
     cfg = RECIPES[name]
@@ -259,6 +285,8 @@ def _path_problem(args, run_dir: Path, cfg: TrainConfig | None = None) -> str | 
     if args.out is not None and (
         problem := _out_problem(args.out, run_dir, args.init_from, teacher)
     ):
+        return problem
+    if args.out is not None and cfg is not None and (problem := _other_shape(args.out, cfg)):
         return problem
     try:  # the checkpoints go there: a folder that cannot take them would cost the run
         writable_folder(run_dir, name=f"--run-dir {run_dir}")
