@@ -74,6 +74,7 @@ def main():
                       f"{_shown_number(averaged.get('last_step'), ',')}")  # fmt: skip
         else:
             print("   no training record in the file (saved without `speclab train`)")
+        snippets = ""  # their lengths, once measured (copy_probes cuts them to fit n_ctx)
         for where, far in (("near the start", False), ("at 3/4 of the context", True)):
             try:
                 probes = copy_probes(val, config.n_ctx, far=far)
@@ -81,6 +82,7 @@ def main():
                 print(f"   copy gap: a context of {config.n_ctx} is too short for the probes")
                 break
             gap = copy_gap(model.params, config.n_head, probes)
+            sizes = [first.stop - first.start for _, first, _ in probes]  # cut to fit n_ctx
             print(
                 f"   copy gap, repeat {where}: {gap['gap']:.2f} ± {gap['se']:.2f} bits/byte over "
                 f"{gap['probes']} probes (first occurrence {gap['first']:.2f}, repeat {gap['second']:.2f}: the repeat "
@@ -88,8 +90,10 @@ def main():
                 f"{gap['missed_bits']:.0%} of the repeat's bits lie on the {gap['missed']:.1%} of its "
                 "bytes given less than one chance in ten)"
             )
-        print("   (a copy gap can be no larger than the first occurrence's bits per byte; ± one "
-              "standard error over the held-out snippets of 80-200 bytes)")  # fmt: skip
+            snippets = f"{min(sizes)}-{max(sizes)} bytes"
+        if snippets:
+            print("   (a copy gap can be no larger than the first occurrence's bits per byte; ± "
+                  f"one standard error over the held-out snippets of {snippets})")  # fmt: skip
         logged = meta.get("copy_gap_probes", {"n": 8, "bytes": [60, 120]})  # before the record
         if logged != {"n": PROBES, "bytes": list(SNIPPET_BYTES)} and "copy_gap" in meta:
             try:  # a hand-made record may hold anything here
