@@ -40,10 +40,21 @@ def main() -> None:
     if not 1 <= args.k <= MAX_K:  # checked before any model loads, as `speclab bench` does
         parser.error(f"--k must be from 1 to {MAX_K}, got {args.k}")
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
+    scenarios = load_scenarios()
+    for path, model in zip(args.weights, models, strict=True):  # every prompt fits, or say so now
+        for scenario in scenarios:
+            for prompt in scenario.prompts[: args.prompts]:
+                needed = len(prompt.tokens) + min(prompt.max_new_tokens, args.max_new_tokens)
+                if needed > model.config.n_ctx:
+                    raise ValueError(
+                        f"{shown(str(path))}: its context of {model.config.n_ctx} cannot hold "
+                        f"{scenario.name} prompt {prompt.id!r} and its new tokens ({needed}); "
+                        "lower --max-new-tokens or --prompts"
+                    )
     for path, model in zip(args.weights, models, strict=True):
         bits = model.meta.get("val_bits_per_byte")
         print(f"== {shown(str(path))}: {steps_label(model.meta)}, {bits} bits/byte")
-        for scenario in load_scenarios():
+        for scenario in scenarios:
             per_forward, shares, looping_bytes = [], [], []
             for prompt in scenario.prompts[: args.prompts]:
                 n_new = min(prompt.max_new_tokens, args.max_new_tokens)
