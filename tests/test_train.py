@@ -644,6 +644,20 @@ def test_weights_of_another_shape_at_out_are_not_replaced_in_silence(tmp_path):
     assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--out", same).returncode == 0
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "steps=1e12"], "--set steps=1,000,000,000,000: at most 10,000,000"),
+        (["--set", "warmup=1e18"], "--set warmup=1,000,000,000,000,000,000: at most 10,000,000"),
+        (["--steps", "20000000"], "--steps 20,000,000: at most 10,000,000"),
+    ],
+)
+def test_a_run_of_months_is_refused_before_it_starts(tmp_path, args, message):
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_second_training_in_the_same_run_dir_is_refused(tmp_path):
     fcntl = pytest.importorskip("fcntl")
     from speclab.train import train

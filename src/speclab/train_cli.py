@@ -125,6 +125,10 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     for name in positive:
         if getattr(cfg, name) <= 0:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
+    for name in ("steps", "warmup"):  # a typo such as 1e12: an ETA of millions of hours
+        if getattr(cfg, name) > MAX_STEPS:
+            raise ValueError(f"--set {name}={getattr(cfg, name):,}: at most {MAX_STEPS:,} "
+                             "(months on a CPU)")  # fmt: skip
     if cfg.n_ctx < MIN_N_CTX:
         raise ValueError(f"--set n_ctx={cfg.n_ctx}: must be at least {MIN_N_CTX}, the room "
                          "a copy probe needs (text, a snippet, a blank line, the snippet "
@@ -164,6 +168,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     if problem:  # trained for hours, then refused by every loader: say so before the first step
         raise ValueError(f"--set: speclab cannot load a model of this shape ({problem})")
     return cfg
+
+
+MAX_STEPS = 10_000_000  # about four months at a second a step
 
 
 def _leads_into_a_loop(path: Path) -> bool:
@@ -237,6 +244,8 @@ def _recipe(args, name: str) -> TrainConfig:
     if args.steps is not None:
         if args.steps < 1:
             raise ValueError("--steps must be at least 1")
+        if args.steps > MAX_STEPS:
+            raise ValueError(f"--steps {args.steps:,}: at most {MAX_STEPS:,} (months on a CPU)")
         cfg = TrainConfig(**(asdict(cfg) | {"steps": args.steps}))
     if args.smoke and args.recipe != "smoke":
         raise ValueError(f"--smoke trains the tiny smoke recipe, not {args.recipe!r}; "
