@@ -33,6 +33,7 @@ import numpy as np
 from speclab import gpt
 from speclab.gpt import GPTConfig, forward
 from speclab.kv_cache import KVCache
+from speclab.render import counted
 from speclab.student_files import printable, shown
 from speclab.timing import (
     Timings,
@@ -510,8 +511,7 @@ def run_forward(args) -> int:
         f"(interquartile {ratio['q25']:.2f}-{ratio['q75']:.2f}); speclab's engineering goal, at "
         f"most {RATIO_GOAL}: {verdict} (lesson 04b: where the time goes)\n"
         f"greedy decoding: {greedy['tokens_per_second']:.0f} tokens/s "
-        f"({args.greedy_tokens} tokens, median of {len(greedy['seconds'])} "
-        f"run{'' if len(greedy['seconds']) == 1 else 's'})\n"
+        f"({args.greedy_tokens} tokens, median of {counted(len(greedy['seconds']), 'run')})\n"
         f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}, "
         f"load average {load_text(machine)} (other work running makes timings noisy)\n"
         f"{describe_blas(machine)}\n"

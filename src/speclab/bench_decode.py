@@ -37,6 +37,7 @@ from speclab.adaptive import AdaptiveK, FixedK
 from speclab.counting import expected_speedup, speedup_with_verify_cost
 from speclab.decoding import DecodeResult, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
+from speclab.render import counted
 from speclab.scenarios import (
     Scenario,
     output_provenance,
@@ -508,8 +509,8 @@ def describe_report(report: dict, goals: bool = True) -> str:
     lines = []
     settings = report["settings"]
     lines.append(
-        f"{_count(len(report['prompts']['scenarios']), 'scenario')}, "
-        f"{_count(settings['repeats'], 'repeat')} "
+        f"{counted(len(report['prompts']['scenarios']), 'scenario')}, "
+        f"{counted(settings['repeats'], 'repeat')} "
         f"(+{settings['warmup']} warm-up), interleaved; speedup over KV-cached greedy, "
         "median [interquartile]"
     )
@@ -542,8 +543,3 @@ def describe_report(report: dict, goals: bool = True) -> str:
     if load and load[0] > 1.0:
         lines.append(f"CONTAMINATED: load average {load[0]:.1f} when the run started")
     return "\n".join(lines)
-
-
-def _count(n: int, word: str) -> str:
-    """'1 scenario', '4 scenarios'."""
-    return f"{n} {word}{'' if n == 1 else 's'}"

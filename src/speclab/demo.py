@@ -22,7 +22,7 @@ from speclab.adaptive import AdaptiveK
 from speclab.cli import path_argument
 from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
-from speclab.render import legend_ansi, render_ansi
+from speclab.render import counted, legend_ansi, render_ansi
 from speclab.student_files import printable
 from speclab.timing import blas_threads
 from speclab.tokenizer import decode, encode
@@ -314,14 +314,9 @@ def statistics_lines(spec, greedy) -> list[str]:
     ]
 
 
-def _count(n: int, word: str) -> str:
-    """'1 byte', '30 bytes'."""
-    return f"{n} {word}{'s' * (n != 1)}"
-
-
 def drafts_per_round(how: str, k: int) -> str:
     """'exactly k = 1 draft per round', 'adaptive, at most k = 4 drafts per round'."""
-    return f"{how} k = {k} draft{'' if k == 1 else 's'} per round"
+    return f"{how} k = {counted(k, 'draft')} per round"
 
 
 def policy_off_line(policy: AdaptiveK, rounds: int) -> str:
@@ -332,9 +327,9 @@ def policy_off_line(policy: AdaptiveK, rounds: int) -> str:
     if not off:
         return ""
     timed = sum(decision.mode == "time plain step" for decision in policy.decisions)
-    timing = f", besides {_count(timed, 'plain step')} it took to time one" if timed else ""
+    timing = f", besides {counted(timed, 'plain step')} it took to time one" if timed else ""
     return (
-        f"drafting off in {off} of {_count(rounds, 'round')}{timing}: from its own timings on "
+        f"drafting off in {off} of {counted(rounds, 'round')}{timing}: from its own timings on "
         "this machine the adaptive policy predicted that drafting would not pay there (a busy "
         "machine can mislead it); --fixed-k drafts every round"
     )
@@ -346,7 +341,7 @@ def match_line(spec, greedy) -> tuple[bool, str]:
     if same:
         return (
             True,
-            f"matches greedy decoding byte for byte: yes ({_count(len(spec.tokens), 'byte')})",
+            f"matches greedy decoding byte for byte: yes ({counted(len(spec.tokens), 'byte')})",
         )
     first = next(
         (i for i, (a, b) in enumerate(zip(spec.tokens, greedy.tokens, strict=False)) if a != b),
@@ -400,11 +395,11 @@ def _run(args) -> int:
         )
     color = use_color(args.color)
     how = "exactly" if args.fixed_k else "adaptive, at most"
-    print(f"== prompt ({label}, {_count(len(prompt_tokens), 'byte')}) ==")
+    print(f"== prompt ({label}, {counted(len(prompt_tokens), 'byte')}) ==")
     shown = printable(prompt)  # escape codes and bidi controls shown, not obeyed
     print(f"\x1b[2m{shown}\x1b[0m" if color else shown)
     print(
-        f"== continuation: {_count(len(spec.tokens), 'token')}; target: {target.name or 'model'}, "
+        f"== continuation: {counted(len(spec.tokens), 'token')}; target: {target.name or 'model'}, "
         f"drafter: {drafter.name}, {drafts_per_round(how, args.k)} =="
     )
     print(_for_console(render_ansi(spec, color=color)))

@@ -61,6 +61,7 @@ from speclab.handout_folder import (
     list_written_files,
     read_text_file,
 )
+from speclab.render import counted
 from speclab.report_files import first_missing, remove_empty_folders
 from speclab.student_files import printable, shown
 
@@ -592,8 +593,9 @@ def run(args: argparse.Namespace) -> int:
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {chromium.CHROMIUM} not found)"
     where = f"in {shown(str(args.out))}{note}; open {shown(str(args.out / 'index.html'))}"
-    pages = f"{len(built)} page{'s' * (len(built) != 1)}, {n_pdfs} PDF{'s' * (n_pdfs != 1)}"
-    print(f"{pages} {where}")  # a line break in a name shown as \n
+    print(
+        f"{counted(len(built), 'page')}, {counted(n_pdfs, 'PDF')} {where}"
+    )  # a line break in a name shown as \n
     return 0
 
 

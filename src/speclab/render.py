@@ -23,6 +23,8 @@ Tokens are bytes: a character split over two roles takes the role of its last by
 A marked run that is only whitespace shows its line breaks, tabs and spaces as ↵, → and ·,
 so that a correction that is a newline can still be seen.
 Left out: the rejected drafts themselves (the per-round table shows them).
+`counted` writes a count with its English noun ('1 byte', '30 bytes') for the lines the
+commands, widgets and figures print.
 """
 
 import codecs
@@ -67,6 +69,11 @@ class Piece:
     text: str
     role: str
     round_index: int  # 0-based index into result.rounds
+
+
+def counted(n: int, word: str) -> str:
+    """'1 byte', '30 bytes': a count with its noun, singular for one."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def round_role(drafted: list[int], accepted: int) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from speclab.render import counted
 from speclab.weights import Model
 
 # --- the machine record ---------------------------------------------------------------------
@@ -215,7 +216,7 @@ def describe_blas(machine: dict) -> str:
     if not blas:
         return "BLAS: not found by threadpoolctl"
     found = ", ".join(
-        f"{b['library']} {b['version']} kernel {b['kernel']}, {b['threads']} thread{'' if b['threads'] == 1 else 's'}"
+        f"{b['library']} {b['version']} kernel {b['kernel']}, {counted(b['threads'], 'thread')}"
         for b in blas
     )
     coretype = machine["OPENBLAS_CORETYPE"]

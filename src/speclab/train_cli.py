@@ -19,6 +19,7 @@ from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
 from speclab.recipe import RECIPES, TrainConfig
+from speclab.render import counted
 from speclab.report_files import first_missing, writable_folder
 from speclab.student_files import printable
 from speclab.train import remove_if_unused, train
@@ -226,13 +227,11 @@ def _other_shape(out: Path, cfg: TrainConfig) -> str | None:
     except (OSError, ValueError):
         return None  # not weights: _out_problem has said so already
     shape = GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx)
-    if (config.n_layer, config.n_head, config.n_embd, config.n_ctx) == (
-        shape.n_layer, shape.n_head, shape.n_embd, shape.n_ctx,
-    ):  # fmt: skip
+    if config == shape:
         return None
 
     def described(c: GPTConfig) -> str:
-        return f"{c.n_layer} layer{'s' * (c.n_layer != 1)} of width {c.n_embd}, context {c.n_ctx}"
+        return f"{counted(c.n_layer, 'layer')} of width {c.n_embd}, context {c.n_ctx}"
 
     return (f"--out {out} holds weights of another shape ({described(config)}) that this run "
             f"({described(shape)}) would replace; give another --out, or move that file away")  # fmt: skip

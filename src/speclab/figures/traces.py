@@ -26,6 +26,7 @@ from speclab.figures.style import (
     scenario_names,
     tidy,
 )
+from speclab.render import counted
 
 # one colour and one hatch per token role (speclab.render names the roles)
 ROUND_ROLE_STYLES = {
@@ -73,7 +74,7 @@ def rounds_figure(result, title: str | None = None) -> Figure:
         # legends below the axes: inside, they covered the tallest bars and the curve's end
         left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=12)
         left.set_title(
-            title or f"{_count(len(rounds), 'round')}, {_count(len(result.tokens), 'token')}",
+            title or f"{counted(len(rounds), 'round')}, {counted(len(result.tokens), 'token')}",
             loc="left",
         )
         produced = np.minimum(np.cumsum(accepted + 1), len(result.tokens))  # [n_rounds]
@@ -228,8 +229,3 @@ def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
         tidy(ax)
         plt.close(fig)
     return fig
-
-
-def _count(n: int, word: str) -> str:
-    """'1 round', '14 rounds'."""
-    return f"{n} {word}{'s' * (n != 1)}"

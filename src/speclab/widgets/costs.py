@@ -14,6 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from speclab.render import counted
 from speclab.widgets.base import Shown, figure_png, typed_text
 
 
@@ -89,7 +90,7 @@ class WidthExplorer(Shown):
         one_token_ms = timings.median[timings.index(1)] * 1e3
         self.text.value = (
             "<p style='font-size:1.2em'>"
-            f"width <b>{width}</b> ({n_head} heads, {self.n_layer} block{'' if self.n_layer == 1 else 's'}, random weights, "
+            f"width <b>{width}</b> ({n_head} heads, {counted(self.n_layer, 'block')}, random weights, "
             f"{megabytes:.1f} MB of weights per forward): 5 new positions cost "
             f"<b>{ratio['median']:.2f}\u00d7</b> one (interquartile {ratio['q25']:.2f}\u2013"
             f"{ratio['q75']:.2f}), 2 new positions {ratio_2['median']:.2f}\u00d7; "

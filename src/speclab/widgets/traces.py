@@ -13,6 +13,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from speclab.figures import CROSS, TICK
+from speclab.render import counted
 from speclab.widgets.base import Shown, figure_png, typed_text
 
 
@@ -199,16 +200,14 @@ class DrafterGame(Shown):
             marks.append(
                 f"<span style='color:#D55E00'>{CROSS} {html.escape(_visible(wrong))}</span>"
             )
-        n_typed = len(round_.drafted)
-        kept = (f"{round_.accepted} of your {n_typed} byte{'' if n_typed == 1 else 's'} kept; "
+        kept = (f"{round_.accepted} of your {counted(len(round_.drafted), 'byte')} kept; "
                 if round_.drafted else "")  # fmt: skip
         own = html.escape(_visible(bytes([round_.appended])))
         n_new = len(round_.new_tokens)
         notes = []
         if len(typed) > len(round_.drafted):
             notes.append(
-                f"Your guess was cut to its first {room} of {len(typed)} "
-                f"byte{'s' * (len(typed) != 1)}: "
+                f"Your guess was cut to its first {room} of {counted(len(typed), 'byte')}: "
                 f"{room + 1} new token{'s' * (room != 0)} {'are' if room else 'is'} left, and "
                 "every round ends with one of the target's own."
             )  # fmt: skip
