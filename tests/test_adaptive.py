@@ -270,3 +270,26 @@ def test_a_spike_in_the_clock_is_not_taken_for_a_cost():
     after = policy.current_cost()
     for d in (1, 4, 8):
         assert after.round_cost(d) == pytest.approx(before.round_cost(d), rel=0.05)
+
+
+@pytest.mark.parametrize("slow_round", [2, 3])
+def test_one_slow_round_early_does_not_switch_drafting_off(slow_round):
+    # a drafter that pays (drafts cost 0.05 of a plain step, 80 % accepted); one early
+    # drafting round takes 5 times as long, as when the machine is busy elsewhere
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock)
+    for index in range(50):
+        k = policy.next_k()
+        clock.now += (1.0 + 0.05 * k) * (5.0 if index == slow_round else 1.0)
+        policy.update(k, int(0.8 * k))
+    assert policy.decisions[slow_round].mode == "draft"
+    assert [d.mode for d in policy.decisions].count("off") == 0
+
+
+def test_a_drafter_that_loses_is_switched_off_after_three_timed_rounds():
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock)
+    drive_timed(policy, clock, 0.0, 0.6, 12)  # nothing accepted, each draft 0.6 of a step
+    modes = [d.mode for d in policy.decisions]
+    assert modes[:5] == ["warm-up", "time plain step", "draft", "draft", "draft"]
+    assert modes[5:9] == ["off"] * 4

@@ -21,7 +21,8 @@ a plain greedy step") and tells it what happened after (`update(drafted, accepte
   clock: it times a plain step early on (and every 32 rounds) and every drafting round, and
   fits a round's extra cost as a part per round plus a part per draft, so it learns what
   drafting costs with this drafter on this machine. The first round drafts without being
-  timed: a drafter's first call reads the whole prompt.
+  timed: a drafter's first call reads the whole prompt. It drafts until it has timed 3
+  drafting rounds: fewer cannot tell one slow round (the machine busy elsewhere) from a cost.
 
 alpha is estimated as Leviathan's per-draft acceptance rate: under their model (each draft
 accepted independently with probability alpha, checked left to right until the first
@@ -72,6 +73,7 @@ class PlusTwoMinusOne:
 
 
 PRIOR_PER_DRAFT = 0.05  # before any timing only; the policy then learns the real cost
+MIN_TIMED_ROUNDS = 3  # the fewest timed drafting rounds whose median can outvote one spike
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,8 @@ class AdaptiveK:
         # only means share that out fairly between short and long rounds; but a round that
         # took over 3x the typical one was stopped by something else and is left out
         plain = _mean_without_outliers(self._plain_seconds)
-        typical = sorted(s for _, s in self._draft_rounds)[len(self._draft_rounds) // 2]
+        # the lower median: of two rounds, a spike in one is then measured against the other
+        typical = sorted(s for _, s in self._draft_rounds)[(len(self._draft_rounds) - 1) // 2]
         samples = [(d, s / plain - 1.0) for d, s in self._draft_rounds if s <= 3 * typical]
         per_round, per_draft = _fit_line(samples, prior=(0.0, PRIOR_PER_DRAFT))
         return CostModel(
@@ -260,7 +263,11 @@ class AdaptiveK:
                 self._last_plain_round < 0
             ):
                 return Decision("time plain step", 0, alpha, 1.0)
-        if speedup >= self.min_gain:
+        # a cost learned from fewer than MIN_TIMED_ROUNDS drafting rounds cannot tell a
+        # spike (the process descheduled once) from what drafting costs, so it does not
+        # switch drafting off: one slow round kept drafting off for 24 of 51 rounds
+        undecided = self.learns_cost and len(self._draft_rounds) < MIN_TIMED_ROUNDS
+        if speedup >= self.min_gain or undecided:
             self.probe_gap, self._rounds_off = self.probe_every, 0
             return Decision("draft", k, alpha, speedup)
         previous = self.decisions[-1].mode if self.decisions else ""
