@@ -650,9 +650,12 @@ def test_weights_of_another_shape_at_out_are_not_replaced_in_silence(tmp_path):
         (["--set", "steps=1e12"], "--set steps=1,000,000,000,000: at most 10,000,000"),
         (["--set", "warmup=1e18"], "--set warmup=1,000,000,000,000,000,000: at most 10,000,000"),
         (["--steps", "20000000"], "--steps 20,000,000: at most 10,000,000"),
+        # a step of 1 byte trained on a whole row of the context in silence
+        (["--set", "batch_tokens=1"], "--set batch_tokens=1: a step takes whole rows"),
+        (["--set", "batch_tokens=63"], "so at least n_ctx=64"),
     ],
 )
-def test_a_run_of_months_is_refused_before_it_starts(tmp_path, args, message):
+def test_a_run_of_months_or_of_1_byte_steps_is_refused_before_it_starts(tmp_path, args, message):
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert not (tmp_path / "run").exists()

@@ -130,6 +130,10 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         if getattr(cfg, name) > MAX_STEPS:
             raise ValueError(f"--set {name}={getattr(cfg, name):,}: at most {MAX_STEPS:,} "
                              "(months on a CPU)")  # fmt: skip
+    if cfg.batch_tokens < cfg.n_ctx:  # else a step silently takes a whole row of n_ctx
+        raise ValueError(f"--set batch_tokens={cfg.batch_tokens:,}: a step takes whole rows, and "
+                         f"stage 2's rows are the whole context, so at least n_ctx="
+                         f"{cfg.n_ctx:,}")  # fmt: skip
     if cfg.n_ctx < MIN_N_CTX:
         raise ValueError(f"--set n_ctx={cfg.n_ctx}: must be at least {MIN_N_CTX}, the room "
                          "a copy probe needs (text, a snippet, a blank line, the snippet "
