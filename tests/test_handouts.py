@@ -803,3 +803,39 @@ def test_a_missing_numpy_is_named_even_when_pandas_rewraps_it(tmp_path):
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("speclab: the Python package 'numpy' is not installed here")
     assert "Traceback" not in done.stderr
+
+
+def test_a_second_build_into_the_same_folder_is_refused_while_the_first_runs(tmp_path, capsys):
+    """Two builds at once into one --out: the second used to remove the first's hidden
+    folder as a killed build's leftover, and the first failed halfway."""
+    fcntl = pytest.importorskip("fcntl")
+    from speclab.handout_folder import LOCK, STAGE_PREFIX
+
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    build_all(lessons, out, pdf=False)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    live = out / f"{STAGE_PREFIX}first"  # the first build's folder, half made
+    live.mkdir()
+    (live / "99_x.html").write_text("half made", "utf-8")
+    with (out / LOCK).open("w") as held:  # as the first build holds it
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+        assert status == 1
+        assert "another handouts build is writing to" in capsys.readouterr().err
+        assert (live / "99_x.html").read_text("utf-8") == "half made"
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before | {Path(live.name) / "99_x.html": b"half made"}
+    build_all(lessons, out, pdf=False)  # the lock gone with the first build: a killed one's
+    assert not live.exists()  # leftovers are removed
+
+
+def test_a_folder_holding_only_a_killed_builds_lock_and_leftovers_is_built_into(tmp_path):
+    from speclab.handout_folder import LOCK, STAGE_PREFIX
+
+    lessons = _small_lessons(tmp_path)
+    out = tmp_path / "out"
+    (out / f"{STAGE_PREFIX}killed").mkdir(parents=True)
+    (out / LOCK).write_text("")
+    build_all(lessons, out, pdf=False)
+    assert (out / "99_x.html").is_file() and not (out / f"{STAGE_PREFIX}killed").exists()

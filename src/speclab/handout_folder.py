@@ -16,14 +16,16 @@ inside `--out` and moves the files in only once every page is made.
 (which imports them from here), because these rules raise the first, read the list with
 the second and know the folders of the third.
 
-Left out: two builds into one folder at the same time (the second removes the first's
-hidden folder).
+Two builds into one folder at the same time: the second is refused while the first holds
+its lock (`LOCK`, an flock that ends with the process; `speclab.report_files.one_at_a_time`).
+It used to remove the first's hidden folder, and the first failed.
 """
 
 from pathlib import Path, PurePosixPath
 
 STAGE_PREFIX = ".speclab-building-"  # the folder a build is made in before it is moved
 MARKER = ".speclab-handouts"  # in the output folder: the files the last build wrote
+LOCK = ".speclab-handouts.lock"  # in the output folder: held while a build writes there
 TRANSLATED = ("zh", "fa")  # lessons/<lang>/ beside the English lessons/
 # The folders of --out a build writes into ("." is --out itself), and the kinds of file.
 BUILD_FOLDERS = (
@@ -101,7 +103,9 @@ def check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> l
         if folder.exists() and not folder.is_dir():
             raise HandoutError(f"--out {out_dir}: {folder} is a file, and a build writes a "
                                "folder there: move it or choose another --out")  # fmt: skip
-    if not out_dir.is_dir() or all(p.name.startswith(STAGE_PREFIX) for p in out_dir.iterdir()):
+    if not out_dir.is_dir() or all(
+        p.name.startswith(STAGE_PREFIX) or p.name == LOCK for p in out_dir.iterdir()
+    ):
         return []  # new, empty, or holding only what a killed build left
     marker = out_dir / MARKER
     if marker.is_file():

@@ -53,6 +53,7 @@ from speclab.answer_check import check_no_answers, markdown_parser
 from speclab.chromium import one_line
 from speclab.cli import path_argument, sigterm_stops_cleanly
 from speclab.handout_folder import (
+    LOCK,
     STAGE_PREFIX,
     TRANSLATED,
     HandoutError,
@@ -62,7 +63,7 @@ from speclab.handout_folder import (
     read_text_file,
 )
 from speclab.render import counted
-from speclab.report_files import first_missing, remove_empty_folders
+from speclab.report_files import first_missing, one_at_a_time, remove_if_unused
 from speclab.student_files import printable, shown
 
 FIGURE_NAME_CHARS = 80  # of a figure file's readable part (file systems allow 255 bytes)
@@ -430,10 +431,19 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
             f"{taken[0]}: index.html is the list of pages this build writes; "
             "give the lesson another name"
         )
+    check_out_dir(out_dir, lessons_dir, _files_a_build_writes(languages))  # before mkdir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    busy = (f"another handouts build is writing to {out_dir}; wait for it to end, or give "
+            "another --out")  # fmt: skip
+    with one_at_a_time(out_dir, busy, "--out", LOCK, HandoutError):
+        return _build_in(out_dir, lessons_dir, languages, pdf)
+
+
+def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool) -> list[Built]:
+    """build_all's work, with out_dir made and locked."""
     earlier = check_out_dir(out_dir, lessons_dir, _files_a_build_writes(languages))
     # Built in a hidden folder inside out_dir (the same disk: a move is a rename), then moved
     # in: a build that stops halfway (a bad figure, Ctrl-C) leaves the earlier build whole.
-    out_dir.mkdir(parents=True, exist_ok=True)
     for leftover in out_dir.glob(f"{STAGE_PREFIX}*"):  # from a build killed outright
         shutil.rmtree(leftover, ignore_errors=True)
     stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
@@ -589,7 +599,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         restore()
-        remove_empty_folders(Path(args.out), made)
+        remove_if_unused(Path(args.out), made, LOCK)
     n_pdfs = sum(len(page.pdfs) for page in built)
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {chromium.CHROMIUM} not found)"
     where = f"in {shown(str(args.out))}{note}; open {shown(str(args.out / 'index.html'))}"

@@ -11,9 +11,11 @@ together: each file to a temporary name first, then both renamed, so a failure l
 previous pair as it was and no temporary file behind (a failed rename puts back what it had
 replaced).
 
-Left out: locking against two benchmarks writing the same folder at once (the later wins).
+Left out: locking against two benchmarks writing the same folder at once (the later wins);
+`one_at_a_time` locks a training's run folder and a handouts build's folder.
 """
 
+import contextlib
 import csv
 import errno
 import io
@@ -88,6 +90,21 @@ def remove_empty_folders(folder: Path, made: Path | None) -> None:
             return
         if each == made:
             return
+
+
+def remove_if_unused(folder: Path, made: Path | None, lock: str = ".lock") -> None:
+    """After a failed start: the lock file (`one_at_a_time`), if that is all folder holds,
+    then every folder up to made (the outermost one the command made) that is left empty,
+    so that no empty folder is left behind for the next try to trip on. made None: nothing
+    was made."""
+    if made is None:
+        return
+    try:
+        if [p.name for p in folder.iterdir()] == [lock]:
+            (folder / lock).unlink()
+    except OSError:  # gone already, or not ours to remove: leave it
+        return
+    remove_empty_folders(folder, made)
 
 
 def writable_name(path: Path, name: str) -> None:
@@ -165,3 +182,40 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+@contextlib.contextmanager
+def one_at_a_time(folder: Path, busy: str, option: str, name: str = ".lock", refuse=ValueError):
+    """One process at a time writing into folder (a training's run folder, a handouts build):
+    a second gets ValueError(busy) at once. The lock, an flock on folder/.lock, ends with the
+    process however it ends. Nothing is locked on systems without fcntl (Windows), on file
+    systems without locks (some network mounts) or in a folder nobody can write to.
+    option: how a message names the folder (`--run-dir`); name: the lock file's; refuse: the
+    exception class raised."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock = folder / name
+    try:  # no O_TRUNC, O_NOFOLLOW: a file or link put there is left as it is, and so is its
+        # target; O_NONBLOCK: a FIFO put there fails at once instead of waiting for a reader
+        fd = os.open(lock, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError:
+        if lock.is_symlink() or lock.exists() and not lock.is_file():
+            kind = "a symbolic link" if lock.is_symlink() else "not a file"
+            raise refuse(f"{lock} is {kind}; speclab keeps a lock file there: remove it, "
+                         f"or give another {option}") from None  # fmt: skip
+        yield  # a read-only folder: nothing can be written there either
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                yield  # a file system without locks
+                return
+            raise refuse(busy) from None
+        yield
+    finally:
+        os.close(fd)

@@ -20,11 +20,8 @@ saved in every checkpoint (speclab.checkpoints).
 Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is bytes).
 """
 
-import contextlib
-import errno
 import json
 import math
-import os
 import platform
 import signal
 import sys
@@ -59,7 +56,7 @@ from speclab.copy_metrics import (
 from speclab.corpus import batch, load_corpus
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
-from speclab.report_files import first_missing, remove_empty_folders
+from speclab.report_files import first_missing, one_at_a_time, remove_if_unused
 from speclab.weights import file_sha256, flatten, init_params, save, unflatten
 
 # --- the loop penalty --------------------------------------------------------------------
@@ -199,64 +196,18 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
     made = first_missing(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with _only_run_in(run_dir):
+        with one_at_a_time(
+            run_dir,
+            f"another training is running in {run_dir}; wait for it to "
+            "end, or give another --run-dir",
+            "--run-dir",
+        ):
             return _train(
                 cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads or {}
             )
     except BaseException:
         remove_if_unused(run_dir, made)
         raise
-
-
-def remove_if_unused(run_dir: Path, made: Path | None) -> None:
-    """After a failed start: the lock file, if that is all run_dir holds, then every folder
-    up to made (the outermost one this run made) that is left empty, so that no empty run
-    folder is left behind for the next try to trip on. made None: nothing was made."""
-    if made is None:
-        return
-    try:
-        if [p.name for p in run_dir.iterdir()] == [".lock"]:
-            (run_dir / ".lock").unlink()
-    except OSError:  # gone already, or not ours to remove: leave it
-        return
-    remove_empty_folders(run_dir, made)
-
-
-@contextlib.contextmanager
-def _only_run_in(run_dir: Path):
-    """One training at a time in run_dir: a second one would overwrite the first's checkpoints.
-    The lock (an flock on run_dir/.lock) ends with the process, however it ends. On systems
-    without fcntl (Windows) nothing is locked."""
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    lock = run_dir / ".lock"
-    try:  # no O_TRUNC, O_NOFOLLOW: a file or link put there is left as it is, and so is its
-        # target; O_NONBLOCK: a FIFO put there fails at once instead of waiting for a reader
-        fd = os.open(lock, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
-    except OSError:
-        if lock.is_symlink() or lock.exists() and not lock.is_file():
-            kind = "a symbolic link" if lock.is_symlink() else "not a file"
-            raise ValueError(f"{lock} is {kind}; training keeps its lock file there: remove it, "
-                             "or give another --run-dir") from None  # fmt: skip
-        yield  # a read-only folder: nothing can write checkpoints there either
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
-            if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-                yield  # a file system without locks (some network or FUSE mounts)
-                return
-            raise ValueError(
-                f"another training is running in {run_dir}; wait for it to end, or give "
-                "another --run-dir"
-            ) from None
-        yield
-    finally:
-        os.close(fd)
 
 
 def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads) -> dict:

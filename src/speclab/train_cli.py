@@ -20,9 +20,9 @@ from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
 from speclab.recipe import RECIPES, TrainConfig
 from speclab.render import counted
-from speclab.report_files import first_missing, writable_folder
+from speclab.report_files import first_missing, remove_if_unused, writable_folder
 from speclab.student_files import printable
-from speclab.train import remove_if_unused, train
+from speclab.train import train
 from speclab.weights import config_problem, temporary_beside
 
 
