@@ -202,10 +202,16 @@ def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
     assert f"switches it off in {100 * min(off):.0f}–{100 * max(off):.0f} % of its rounds" in readme
     adaptive = {r["scenario"]: r["speedup"] for r in rows if r["adaptive"]}
     best_fixed = {s: max(r["speedup"] for r in fixed if r["scenario"] == s) for s in scenarios}
-    assert not [s for s in adaptive if adaptive[s] > best_fixed[s]]
+    ahead = [s for s in adaptive if adaptive[s] > best_fixed[s]]
     lo, hi = min(adaptive.values()), max(adaptive.values())
-    assert (f"and gives {lo:.2f}–{hi:.2f}×; it falls behind the best fixed k in every "
-            "scenario") in readme  # fmt: skip
+    if not ahead:
+        assert (f"and gives {lo:.2f}–{hi:.2f}×; it falls behind the best fixed k in every "
+                "scenario") in readme  # fmt: skip
+    else:
+        passed = "; ".join(f"{s}: {adaptive[s]:.2f}× against {best_fixed[s]:.2f}×" for s in ahead)
+        assert (f"and gives {lo:.2f}–{hi:.2f}×; it falls behind the best fixed k in "
+                f"{len(adaptive) - len(ahead)} of the {len(adaptive)} scenarios and passes it "
+                f"in {len(ahead)} ({passed};") in readme  # fmt: skip
     from speclab.corpus import load_corpus
     from speclab.recipe import RECIPES
     from speclab.train import agreement
