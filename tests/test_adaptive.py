@@ -206,6 +206,9 @@ def test_remeasures_the_plain_step_now_and_then():
 def test_bad_arguments():
     with pytest.raises(ValueError, match="k_max"):
         AdaptiveK(0)
+    with pytest.raises(TypeError, match="k_max"):
+        AdaptiveK(2.5)
+    assert AdaptiveK(np.int64(4)).k_max == 4  # a k taken from an array was refused
     with pytest.raises(ValueError, match="decay"):
         AdaptiveK(4, decay=0.0)
 

@@ -53,7 +53,7 @@ def test_integer_arguments_reject_non_integers(bad):
 
 
 def test_clear_errors():
-    with pytest.raises(ValueError, match=">= 0"):
+    with pytest.raises(ValueError, match="at least 0"):
         total_forwards([0, -1])
     with pytest.raises(ValueError, match="only 3 rounds"):
         total_forwards([0, 2, 4], rounds=4)

@@ -37,7 +37,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from speclab.counting import expected_tokens_per_round
+from speclab.counting import as_count, expected_tokens_per_round
 
 
 class FixedK:
@@ -150,8 +150,7 @@ class AdaptiveK:
         min_gain: float = 1.0,
         remeasure_every: int = 32,
     ):
-        if isinstance(k_max, bool) or not isinstance(k_max, int) or k_max < 1:
-            raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
+        k_max = as_count(k_max, "k_max", 1)  # numpy ints too (a k from an array)
         if not 0.0 < decay <= 1.0:
             raise ValueError(f"decay must lie in (0, 1], got {decay}")
         self.k_max, self.cost, self.clock, self.decay = k_max, cost, clock, decay

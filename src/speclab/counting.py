@@ -29,9 +29,9 @@ import numpy as np
 def as_count(value, name: str, minimum: int = 0) -> int:
     """`value` as a Python int >= minimum; numpy ints are fine, floats and bools are not."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number (int), got {value!r}")
+        raise TypeError(f"{name} must be an integer (a whole number), got {value!r}")
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
     return int(value)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from speclab.acceptance import accept
 from speclab.adaptive import AdaptiveK, CostModel, FixedK
+from speclab.counting import as_count
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
 from speclab.sampling import (
@@ -101,14 +102,6 @@ class DecodeResult:
         return len(self.tokens) / len(self.rounds) if self.rounds else float("nan")
 
 
-def _check_int(value, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, got {value}")
-    return int(value)
-
-
 def _stop_sequences(stop) -> list[list[int]]:
     if stop is None:
         return []
@@ -138,7 +131,7 @@ def _prepare(model, prompt_tokens, max_new_tokens):
     prompt = as_token_list(prompt_tokens, "prompt_tokens")
     if not prompt:
         raise ValueError("the prompt must hold at least one token")
-    max_new_tokens = _check_int(max_new_tokens, "max_new_tokens", 0)
+    max_new_tokens = as_count(max_new_tokens, "max_new_tokens", 0)
     n_ctx = model.config.n_ctx
     if len(prompt) + max_new_tokens > n_ctx:
         raise ValueError(
@@ -276,7 +269,7 @@ def speculative_decode(
     speclab.sampling (draw_and_match_step, biased_resample_step) to compare them.
     """
     prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
-    k = _check_int(k, "k", 1)
+    k = as_count(k, "k", 1)
     if drafter is None or not callable(getattr(drafter, "propose", None)):
         raise TypeError("drafter must have a propose(tokens, k) method")
     settings = _sampling(temperature, top_k, top_p, rng)
@@ -304,7 +297,7 @@ class GuessVerifier:
         prompt = as_token_list(prompt_tokens, "prompt_tokens")
         if not prompt:
             raise ValueError("the prompt must have at least one token")
-        self.max_new_tokens = _check_int(max_new_tokens, "max_new_tokens", 1)
+        self.max_new_tokens = as_count(max_new_tokens, "max_new_tokens", 1)
         if len(prompt) + self.max_new_tokens > model.config.n_ctx:
             raise ValueError(
                 f"the prompt ({len(prompt)} tokens) and {self.max_new_tokens} new tokens do not "

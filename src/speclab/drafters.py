@@ -21,20 +21,13 @@ while decoding.
 
 import numpy as np
 
+from speclab.counting import as_count
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
 from speclab.sampling import sample_token, sampling_distribution
 from speclab.tokenizer import as_token_list
 
 MAX_NGRAM = 15  # the longest n-gram PromptLookupDrafter indexes
-
-
-def _check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an integer, got {k!r}")
-    if k < 0:
-        raise ValueError(f"k must be at least 0, got {k}")
-    return int(k)
 
 
 def common_prefix_length(a: list[int], b: list[int]) -> int:
@@ -113,7 +106,7 @@ class PromptLookupDrafter:
         return self._index.get(packed << 4 | n)
 
     def propose(self, tokens, k) -> list[int]:
-        k = _check_k(k)
+        k = as_count(k, "k")
         start = self.source(tokens)
         if k == 0 or start is None:
             return []
@@ -185,7 +178,7 @@ class ModelDrafter:
             self._catch_up(tokens)
 
     def propose(self, tokens, k) -> list[int]:
-        k = _check_k(k)
+        k = as_count(k, "k")
         tokens = as_token_list(tokens)
         if k == 0 or not tokens:
             return []
@@ -208,7 +201,7 @@ class ModelDrafter:
         drafts and p_draft [len(drafts), n_vocab], the distribution each was drawn from:
         what speculative sampling needs to accept or reject them.
         """
-        k = _check_k(k)
+        k = as_count(k, "k")
         tokens = as_token_list(tokens)
         k = min(k, self.model.config.n_ctx - len(tokens)) if tokens else 0
         if k <= 0:
