@@ -24,7 +24,14 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.student_files import shown
     from speclab.tokenizer import decode, encode
     from speclab.train import agreement
-    from speclab.weights import load, load_draft, load_target, steps_label
+    from speclab.weights import (
+        flatten,
+        load,
+        load_draft,
+        load_target,
+        parameter_count,
+        steps_label,
+    )
 
 PROMPT = "def is_even(number):\n    "
 
@@ -56,7 +63,7 @@ def main():
     target = load_target(np.float32)
     for model in models:
         meta, config = model.meta, model.config
-        n_params = sum(int(np.prod(v.shape)) for v in _leaves(model.params))
+        n_params = parameter_count(config)
         print(f"== {shown(model.name)}: {config}, {n_params:,} parameters")
         if "trained_steps" in meta:
             seconds = meta.get("training_seconds") or 0
@@ -136,19 +143,8 @@ def main():
 def _same_weights(model, other) -> bool:
     if model.config != other.config:
         return False
-    pairs = zip(_leaves(model.params), _leaves(other.params), strict=True)
-    return all(np.array_equal(a.astype(np.float32), b) for a, b in pairs)
-
-
-def _leaves(tree):
-    if isinstance(tree, dict):
-        for value in tree.values():
-            yield from _leaves(value)
-    elif isinstance(tree, list):
-        for value in tree:
-            yield from _leaves(value)
-    else:
-        yield tree
+    mine, theirs = flatten(model.params), flatten(other.params)
+    return all(np.array_equal(mine[name].astype(np.float32), theirs[name]) for name in mine)
 
 
 if __name__ == "__main__":

@@ -140,13 +140,6 @@ def test_width_sweep_one_curve_per_width():
     assert model.config.n_head == 12 and model.config.n_embd == 768  # GPT-2 small's heads
 
 
-def test_free_positions_reads_up_to_the_first_costly_setting():
-    times = np.array([[1.0] * 3, [1.1] * 3, [1.5] * 3, [1.2] * 3])  # ratios 1, 1.1, 1.5, 1.2
-    timings = timing.Timings("n_new", np.array([1, 2, 4, 8]), times)
-    assert bench.free_positions(timings, tolerance=1.3) == 2  # 8 is cheap again, but after 4
-    assert bench.free_positions(timings, tolerance=2.0) == 8
-
-
 def test_matmul_params_of_gpt2_small():
     config = GPTConfig(n_layer=12, n_head=12, n_embd=768, n_ctx=1024, n_vocab=50257)
     # GPT-2 small has 124M parameters; position embeddings (0.8M) and biases/gains are not

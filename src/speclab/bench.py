@@ -333,21 +333,6 @@ def width_sweep(
     return curves
 
 
-def free_positions(timings: Timings, tolerance: float = 1.3) -> int:
-    """The largest measured n_new whose forward costs at most `tolerance` x the 1-token one.
-
-    Read along increasing n_new and stop at the first setting above the tolerance.
-    """
-    ratios = np.median(timings.ratios(1), axis=1)  # [n_settings]
-    order = np.argsort(timings.values)
-    free = 1
-    for i in order:
-        if ratios[i] > tolerance:
-            break
-        free = int(timings.values[i])
-    return free
-
-
 def matmul_params(config: GPTConfig) -> int:
     """Weights read by the matrix products of one forward: 12 n_embd^2 per block + LM head."""
     return config.n_layer * 12 * config.n_embd**2 + config.n_vocab * config.n_embd

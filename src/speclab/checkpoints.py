@@ -85,7 +85,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                     f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
                     f"{advice}"
                 )
-            _check_members(path, GPTConfig(*(cfg.__dict__[k] for k in shape)))  # then the arrays
+            _check_members(path, cfg.model_config)  # then the arrays
             part = {key: {} for key in ("param", "m", "v", "avg")}
             for name in archive.files:
                 if "/" in name:
@@ -99,7 +99,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
             if not (isinstance(log.get("history"), list) and isinstance(log.get("seconds"), (int, float))
                     and all(isinstance(entry, dict) for entry in log["history"])):  # fmt: skip
                 raise ValueError("its training log is not a log (history, seconds)")
-            check_params(part["param"], GPTConfig(*(cfg.__dict__[k] for k in shape)))
+            check_params(part["param"], cfg.model_config)
             params = unflatten(part["param"], cfg.n_layer)
             flat = flatten(params)
             for kind in ("m", "v"):

@@ -11,6 +11,8 @@ Left out: checking the fields; speclab.train_cli's `with_overrides` refuses a ba
 
 from dataclasses import dataclass
 
+from speclab.gpt import GPTConfig
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -43,6 +45,11 @@ class TrainConfig:
     average_from: int = 0  # export the mean of the weights at each validation from here (0: off)
     seed: int = 0
     max_corpus_bytes: int = 0  # 0: the whole standard library (smoke runs use a slice)
+
+    @property
+    def model_config(self) -> GPTConfig:
+        """The shape of the model this recipe trains."""
+        return GPTConfig(self.n_layer, self.n_head, self.n_embd, self.n_ctx)
 
 
 # Why two stages and no position offsets: a model this small learns to copy (an induction

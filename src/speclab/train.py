@@ -214,7 +214,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
     from tqdm.auto import tqdm
 
     checkpoint = run_dir / "checkpoint.npz"
-    config = GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx)
+    config = cfg.model_config
     corpus = load_corpus(cfg.max_corpus_bytes)
     for split, least in (("train", 8 * cfg.n_ctx + 4096), ("val", 2 * cfg.n_ctx + 1024)):
         if corpus[split].size < least:  # rows, copy documents and probes cut from it must fit

@@ -169,7 +169,7 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
     if cfg.grad_clip <= 0:
         raise ValueError(f"--set grad_clip={cfg.grad_clip}: must be above 0 (the largest "
                          "gradient norm let through; 1.0 in every recipe)")  # fmt: skip
-    problem = config_problem(GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx))
+    problem = config_problem(cfg.model_config)
     if problem:  # trained for hours, then refused by every loader: say so before the first step
         raise ValueError(f"--set: speclab cannot load a model of this shape ({problem})")
     return cfg
@@ -230,7 +230,7 @@ def _other_shape(out: Path, cfg: TrainConfig) -> str | None:
         config = load(out, dtype=np.float32).config
     except (OSError, ValueError):
         return None  # not weights: _out_problem has said so already
-    shape = GPTConfig(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_ctx)
+    shape = cfg.model_config
     if config == shape:
         return None
 
