@@ -506,3 +506,18 @@ def test_a_scenario_file_being_edited_never_crashes_the_save_or_replaces_the_rep
     for run in (report, full):  # neither can be told full now: both kept beside it
         assert save_decode_report(run, out)[0].name == "decode-partial.json"
     assert load_report(out / "decode.json") == full
+
+
+def test_a_report_made_on_a_busy_machine_is_named_so_once(report):
+    """Lesson 06 printed its own warning above describe_report's "CONTAMINATED" line: the
+    learner read the same thing twice, once in a word the lesson never explains."""
+    busy = json.loads(json.dumps(report))
+    busy["machine"]["load_average_before"] = [1.7, 1.2, 0.9]
+    printed = bench_decode.describe_report(busy, goals=False)
+    assert printed.count("busy") == 1 and "load average 1.7" in printed
+    busy["machine"]["load_average_before"] = [0.3, 0.2, 0.1]
+    assert "busy" not in bench_decode.describe_report(busy, goals=False)
+    from speclab.paths import repo_root
+
+    lesson = (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text(encoding="utf-8")
+    assert "machine was busy" not in lesson  # describe_report says it, once

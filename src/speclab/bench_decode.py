@@ -541,5 +541,8 @@ def describe_report(report: dict, goals: bool = True) -> str:
         )
     load = report["machine"].get("load_average_before")
     if load and load[0] > 1.0:
-        lines.append(f"CONTAMINATED: load average {load[0]:.1f} when the run started")
+        lines.append(
+            f"warning: the machine was busy (load average {load[0]:.1f} when the run "
+            "started): its times are noisy"
+        )
     return "\n".join(lines)
