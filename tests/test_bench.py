@@ -186,3 +186,28 @@ def test_forward_report_pair_is_written_together(tmp_path):
         bench.save_report({"forward_cost": rows, "machine": object()}, tmp_path)
     assert (json_path.read_bytes(), csv_path.read_bytes()) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["forward.csv", "forward.json"]
+
+
+def test_against_reads_two_interquartile_ranges():
+    low, high = {"q25": 1.0, "q75": 1.2}, {"q25": 1.3, "q75": 1.5}
+    assert bench.against(low, high) == "below" and bench.against(high, low) == "above"
+    assert bench.against(low, {"q25": 1.1, "q75": 1.4}) == "overlapping"
+
+
+@pytest.mark.parametrize(
+    ("outside", "verdict"),
+    [
+        ({512: (1.0, 1.1), 768: (0.9, 1.0)}, "cheaper"),
+        ({512: (2.0, 2.1), 768: (1.9, 2.2)}, "dearer"),
+        ({512: (1.4, 1.7), 768: (1.5, 1.6)}, "level"),
+        ({512: (1.0, 1.1), 768: (1.5, 1.6)}, "mixed"),
+        ({512: (1.0, 1.1), 768: (2.0, 2.1)}, "mixed"),
+    ],
+)
+def test_beyond_the_cache_compares_with_the_widest_width_that_fits(outside, verdict):
+    inside = {128: (1.9, 2.5), 256: (1.5, 1.6)}  # 128's range is wide: 256 is the one compared
+    spread = {w: {"q25": a, "q75": b} for w, (a, b) in (inside | outside).items()}
+    fits = {w: w in inside for w in spread}
+    assert bench.beyond_the_cache(spread, fits) == (256, [512, 768], verdict)
+    assert bench.beyond_the_cache(spread, dict.fromkeys(spread, True)) is None
+    assert bench.beyond_the_cache(spread, dict.fromkeys(spread, False)) is None

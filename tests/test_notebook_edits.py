@@ -156,7 +156,9 @@ def _width_sentence(data: dict, fit: list, cache: float = 30e6) -> str:
         def forward_cost_figure(*args, **kwargs):
             pass
 
-    namespace = {"widths": widths, "curves": {w: _Curve(*data[w]) for w in widths}, "sweep": sweep,
+    from speclab import bench
+
+    namespace = {"bench": bench, "widths": widths, "curves": {w: _Curve(*data[w]) for w in widths}, "sweep": sweep,
                  "largest_cache": cache, "verify": 5, "knee": 150.0, "tolerance": 1.3,
                  "figures": Figures, "display": shown.append, "Markdown": str}  # fmt: skip
     exec(compile(code, "04b width cell", "exec"), namespace)  # noqa: S102

@@ -333,6 +333,34 @@ def width_sweep(
     return curves
 
 
+def against(a: dict, b: dict) -> str:
+    """Where the interquartile range a (a dict with q25 and q75, as `Timings.ratio` gives)
+    lies against b's: "below", "above" or "overlapping" (the run does not tell them apart)."""
+    if a["q75"] < b["q25"]:
+        return "below"
+    return "above" if a["q25"] > b["q75"] else "overlapping"
+
+
+def beyond_the_cache(spread: dict[int, dict], fits: dict[int, bool]):
+    """Regime (c) of lesson 04b in a width sweep, or None where no width, or every width,
+    fits in the cache.
+
+    spread: width -> the ratio's quartiles; fits: width -> do its weights fit in the cache.
+    Returns (the widest width that fits, the widths that do not, the verdict): "cheaper" or
+    "dearer" where every width outside costs less or more than the widest inside beyond
+    both interquartile ranges, "level" where every one's range overlaps it, else "mixed".
+    """
+    inside = [w for w in spread if fits[w]]
+    outside = [w for w in spread if not fits[w]]
+    if not inside or not outside:
+        return None
+    widest = max(inside)
+    sides = {against(spread[w], spread[widest]) for w in outside}
+    verdict = {frozenset({"below"}): "cheaper", frozenset({"above"}): "dearer",
+               frozenset({"overlapping"}): "level"}.get(frozenset(sides), "mixed")  # fmt: skip
+    return widest, outside, verdict
+
+
 def matmul_params(config: GPTConfig) -> int:
     """Weights read by the matrix products of one forward: 12 n_embd^2 per block + LM head."""
     return config.n_layer * 12 * config.n_embd**2 + config.n_vocab * config.n_embd
