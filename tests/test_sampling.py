@@ -32,6 +32,7 @@ from speclab.sampling import (
     draw_and_match_step,
     expected_acceptance,
     expected_match_acceptance,
+    first_tokens,
     leftover_distribution,
     one_hot,
     regularized_gamma_q,
@@ -770,12 +771,8 @@ def test_real_models_one_million_rounds(temperature):
     q0 = sampling_distribution(forward(draft.params, draft.config, prompt)[-1], settings)
     rng = np.random.default_rng(200)
     n = 1_000_000
-    rows = np.stack([p0, p0])  # the bonus row does not matter for the first token
     for step, should_pass in [(speculative_step, True), (biased_resample_step, False)]:
-        first = []
-        for x in sample_tokens(q0, n, rng).tolist():
-            n_accepted, token = step(rows, q0[None], [x], rng)
-            first.append(x if n_accepted else token)
+        first, _ = first_tokens(step, p0, q0, n, rng)
         result = chi_square_test(np.bincount(first, minlength=256), p0)
         assert result.rejects() != should_pass, (temperature, step.__name__, result)
 
@@ -839,3 +836,18 @@ def test_a_p_value_is_printed_on_the_side_of_the_level_it_lies(p_value, text):
     assert p_value_text(p_value) == text
     if p_value > 1e-300:
         assert (float(text) < SIGNIFICANCE) == (p_value < SIGNIFICANCE)
+
+
+def test_first_tokens_follow_p_under_the_exact_rule_and_keep_the_expected_share():
+    p, q = np.array([0.5, 0.3, 0.15, 0.05]), np.array([0.1, 0.2, 0.3, 0.4])
+    n = 40_000
+    tokens, kept = first_tokens(speculative_step, p, q, n, np.random.default_rng(5))
+    assert (
+        tokens.shape == (n,) and not chi_square_test(np.bincount(tokens, minlength=4), p).rejects()
+    )
+    expected = expected_acceptance(p, q)  # sum of min(p, q): 0.1 + 0.2 + 0.15 + 0.05
+    assert abs(kept - expected) < 4 * np.sqrt(expected * (1 - expected) / n)
+    biased, _ = first_tokens(biased_resample_step, p, q, n, np.random.default_rng(5))
+    assert chi_square_test(np.bincount(biased, minlength=4), p).rejects()
+    matched, kept_a = first_tokens(draw_and_match_step, p, q, n, np.random.default_rng(5))
+    assert abs(kept_a - expected_match_acceptance(p, q)) < 0.02  # sum p q = 0.21

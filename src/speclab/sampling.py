@@ -293,6 +293,21 @@ STEP_RULES = {
 }
 
 
+def first_tokens(step, p, q, n: int, rng: np.random.Generator):
+    """n rounds of one draft each with a rule of STEP_RULES: draw x from q, let the rule keep
+    it or replace it. Returns (the n tokens it emits first [n], the share of drafts kept).
+
+    The distribution of these tokens is what the chi-square test compares with p: the exact
+    rule gives p whatever q is (lesson 07's toy and real-model checks, its sliders)."""
+    rows, q_rows = np.stack([p, p]), np.asarray(q)[None, :]  # the bonus row plays no part
+    tokens, n_kept = [], 0
+    for x in sample_tokens(q, n, rng).tolist():
+        n_accepted, token = step(rows, q_rows, [x], rng)
+        tokens.append(x if n_accepted else token)
+        n_kept += n_accepted
+    return np.array(tokens, dtype=np.int64), n_kept / n if n else float("nan")
+
+
 # --- the chi-square test, without scipy ---------------------------------------------------
 
 

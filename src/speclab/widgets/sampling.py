@@ -90,19 +90,13 @@ class SamplingRuleExplorer(Shown):
 
     def simulate(self, p, q) -> dict:
         """Emitted first tokens [steps] per rule, one real step call per simulated round."""
-        from speclab.sampling import biased_resample_step, sample_tokens, speculative_step
+        from speclab.sampling import biased_resample_step, first_tokens, speculative_step
 
         rules = dict(zip(self.RULES, (speculative_step, biased_resample_step), strict=True))
-        rows, q_rows = np.stack([p, p]), q[None, :]  # [2, n_vocab], [1, n_vocab]
-        samples = {}
-        for name, step in rules.items():
-            rng = np.random.default_rng(self.seed)
-            tokens = []
-            for x in sample_tokens(q, self.steps.value, rng).tolist():
-                n_accepted, token = step(rows, q_rows, [x], rng)
-                tokens.append(x if n_accepted else token)
-            samples[name] = np.array(tokens, dtype=np.int64)
-        return samples
+        return {
+            name: first_tokens(step, p, q, self.steps.value, np.random.default_rng(self.seed))[0]
+            for name, step in rules.items()
+        }
 
     def update(self) -> None:
         from speclab.figures import sampling_convergence_figure, sampling_rule_figure
