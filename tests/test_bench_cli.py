@@ -44,6 +44,29 @@ def test_cli_bench_forward_quick(tiny_weights, tmp_path, capsys):
     assert float(rows[0]["ratio_to_1"]) == 1.0
 
 
+def test_a_quick_forward_run_never_replaces_a_full_one(tiny_weights, tmp_path, capsys):
+    """`bench forward --quick` replaced a class's full forward.json in silence (decode kept
+    its full report and wrote decode-partial.json beside it)."""
+    out = tmp_path / "bench"
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "8",
+            "--greedy-tokens", "4", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    first = json.loads((out / "forward.json").read_text(encoding="utf-8"))
+    first["settings"]["quick"] = False  # as `make bench` leaves it
+    full = json.dumps(first)
+    (out / "forward.json").write_text(full, encoding="utf-8")
+    before_csv = (out / "forward.csv").read_bytes()
+    assert main(argv) == 0
+    assert "forward-partial.json" in capsys.readouterr().out
+    assert (out / "forward.json").read_text(encoding="utf-8") == full
+    assert (out / "forward.csv").read_bytes() == before_csv
+    assert json.loads((out / "forward-partial.json").read_text("utf-8"))["settings"]["quick"]
+    (out / "forward.json").write_text(json.dumps(first | {"settings": {"quick": True}}))
+    assert main(argv) == 0  # a quick run replaces a quick one
+    assert json.loads((out / "forward.json").read_text("utf-8"))["settings"]["quick"]
+
+
 def test_cli_bench_forward_float32_and_one_thread(tiny_weights, tmp_path):
     argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "4",
             "--greedy-tokens", "4", "--dtype", "float32", "--blas-threads", "1",
@@ -176,7 +199,12 @@ def test_an_option_of_the_other_benchmark_is_refused_not_ignored(tmp_path, capsy
 
 @pytest.mark.parametrize(
     "what, file",
-    [("forward", "forward.csv"), ("decode", "decode.csv"), ("decode", "decode-partial.json")],
+    [
+        ("forward", "forward.csv"),
+        ("forward", "forward-partial.json"),
+        ("decode", "decode.csv"),
+        ("decode", "decode-partial.json"),
+    ],  # fmt: skip
 )
 def test_a_folder_where_the_report_goes_is_refused_before_timing(tmp_path, capsys, monkeypatch,
                                                                  what, file):  # fmt: skip

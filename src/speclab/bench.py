@@ -483,11 +483,23 @@ def forward_report(args, model: Model) -> dict:
 
 
 def save_report(report: dict, out: Path) -> tuple[Path, Path]:
-    """forward.json (everything) and forward.csv (the cost curve) in the folder out, together."""
+    """forward.json (everything) and forward.csv (the cost curve) in the folder out, together.
+
+    A `--quick` run goes to forward-partial.json and .csv where forward.json holds a full run
+    (or one that cannot be read): a quick look never replaces the class's `make bench`, as
+    speclab.decode_reports does for decode.json."""
     from speclab.report_files import csv_text, write_together
 
     out.mkdir(parents=True, exist_ok=True)
-    json_path, csv_path = out / "forward.json", out / "forward.csv"
+    name = "forward"
+    if report["settings"]["quick"] and (out / "forward.json").exists():
+        try:
+            kept = json.loads((out / "forward.json").read_text(encoding="utf-8"))
+            full = not kept["settings"]["quick"]
+        except (OSError, ValueError, KeyError, TypeError):  # not ours to judge: keep it
+            full = True
+        name = "forward-partial" if full else name
+    json_path, csv_path = out / f"{name}.json", out / f"{name}.csv"
     rows = report["forward_cost"]
     files = {
         json_path: json.dumps(report, indent=2) + "\n",
@@ -519,7 +531,7 @@ def run_forward(args) -> int:
     print(
         f"model {shown(model.name)}: {config.n_layer} layers, width {config.n_embd}, "
         f"{report['model']['dtype']}; n_past {args.n_past}, "
-        f"{report['settings']['repeats']} interleaved rounds\n"
+        f"{counted(report['settings']['repeats'], 'interleaved round')}\n"
         f"{VERIFY_TOKENS}-token / 1-token cached forward: {ratio['median']:.2f} "
         f"(interquartile {ratio['q25']:.2f}-{ratio['q75']:.2f}); speclab's engineering goal, at "
         f"most {RATIO_GOAL}: {verdict} (lesson 04b: where the time goes)\n"

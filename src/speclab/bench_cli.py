@@ -97,8 +97,8 @@ def option_problem(args) -> str | None:
             setattr(args, name, default)
     try:
         names = (f"{args.what}.json", f"{args.what}.csv")  # the pair it writes there
-        if args.what == "decode":  # or beside a full report (decode_reports.save_decode_report)
-            names += ("decode-partial.json", "decode-partial.csv")
+        # or beside a full report (decode_reports.save_decode_report, bench.save_report)
+        names += (f"{args.what}-partial.json", f"{args.what}-partial.csv")
         args.out = writable_folder(args.out or bench_dir(), files=names)
     except OSError as error:
         return str(error)
