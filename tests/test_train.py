@@ -596,8 +596,14 @@ def test_a_bad_hard_copy_setting_is_refused(setting):
 
 @pytest.mark.parametrize(
     ("lr", "what"),
-    [("1e308", "at step 1: the weights became infinite"), ("1e6", "the held-out loss became nan")],
-)  # 1e6: the weights stay finite, the model's predictions do not
+    [
+        ("1e308", "at step 1: the weights became infinite"),
+        ("1e6", "at step 2: the loss became"),
+        ("1e3", "at step 2: the loss became"),
+    ],  # fmt: skip
+)  # 1e6: the weights stay finite, the model's predictions do not (the held-out loss was nan
+# before a finite loss above DIVERGED_NATS stopped it); 1e3: every number finite, validation
+# 8e15 bits per byte, and the run ended with exit status 0
 def test_a_diverging_run_stops_with_a_message_and_saves_no_broken_checkpoint(tmp_path, lr, what):
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--set", f"lr={lr}")
     assert result.returncode == 1 and "Traceback" not in result.stderr

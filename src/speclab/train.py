@@ -210,6 +210,12 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
         raise
 
 
+# A loss (nats per byte) no training that learns reaches: guessing uniformly costs ln 256 = 5.5;
+# 50 means the bytes that came were given e^-50 on average. lr=1e3 reached 5e15 bits per byte
+# with finite weights and "finished" with exit status 0.
+DIVERGED_NATS = 50.0
+
+
 def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads) -> dict:
     from tqdm.auto import tqdm
 
@@ -276,7 +282,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
         """Measure, log, checkpoint and export the run at step (a validation)."""
         entry = {"step": step, "seconds": round(elapsed, 1)} | training
         entry |= measure(params, cfg, config, corpus["val"], probes, functions, teacher)
-        if not math.isfinite(entry["val_bits_per_byte"]):  # finite weights, useless model
+        if not entry["val_bits_per_byte"] < DIVERGED_NATS / math.log(2):  # a useless model
             bar.close()
             what = f"the held-out loss became {entry['val_bits_per_byte']}"
             raise ValueError(_diverged(step - 1, what, learning_rate(step - 1, cfg), checkpoint))
@@ -314,7 +320,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
                 loss, grads = loss_and_grads(
                     params, cfg.n_head, inputs, targets, positions, *weights, **soft
                 )
-            if not math.isfinite(loss):
+            if not loss < DIVERGED_NATS:  # inf, NaN, or a finite loss no learner reaches
                 bar.close()  # the message on a line of its own
                 raise ValueError(
                     _diverged(step, f"the loss became {loss}", learning_rate(step, cfg), checkpoint)
