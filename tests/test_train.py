@@ -659,6 +659,7 @@ def test_weights_of_another_shape_at_out_are_not_replaced_in_silence(tmp_path):
         # a step of 1 byte trained on a whole row of the context in silence
         (["--set", "batch_tokens=1"], "--set batch_tokens=1: a step takes whole rows"),
         (["--set", "batch_tokens=63"], "so at least n_ctx=64"),
+        (["--set", "batch_tokens=1e20"], "batch_tokens=100,000,000,000,000,000,000: at most"),
     ],
 )
 def test_a_run_of_months_or_of_1_byte_steps_is_refused_before_it_starts(tmp_path, args, message):
@@ -1169,3 +1170,16 @@ def test_out_onto_a_shipped_model_says_how_to_get_it_back(tmp_path, monkeypatch,
         err = capsys.readouterr().err
         assert status == 0 and out.is_file()
         assert ("replaces the shipped weights" in err) == noted and ("git checkout" in err) == noted
+
+
+def test_a_run_stopped_before_the_recipe_ends_says_so_and_how_to_go_on(tmp_path):
+    """--stop-at and --max-minutes ended with the same line as a finished run."""
+    stopped = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--stop-at", "1")
+    assert stopped.returncode == 0, stopped.stderr
+    assert "smoke: 1 step, " in stopped.stdout
+    assert (
+        "stopped at step 1 of the recipe's 6: the same command without --stop-at" in stopped.stdout
+    )
+    done = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run")
+    assert done.returncode == 0 and "smoke: 6 steps, " in done.stdout
+    assert "stopped at" not in done.stdout

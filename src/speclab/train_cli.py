@@ -130,6 +130,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         if getattr(cfg, name) > MAX_STEPS:
             raise ValueError(f"--set {name}={getattr(cfg, name):,}: at most {MAX_STEPS:,} "
                              "(months on a CPU)")  # fmt: skip
+    if cfg.batch_tokens > MAX_BATCH_TOKENS:  # 1e20 reached numpy as "array is too big"
+        raise ValueError(f"--set batch_tokens={cfg.batch_tokens:,}: at most "
+                         f"{MAX_BATCH_TOKENS:,} (the recipes take 4,096)")  # fmt: skip
     if cfg.batch_tokens < cfg.n_ctx:  # else a step silently takes a whole row of n_ctx
         raise ValueError(f"--set batch_tokens={cfg.batch_tokens:,}: a step takes whole rows, and "
                          f"stage 2's rows are the whole context, so at least n_ctx="
@@ -176,6 +179,7 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
 
 
 MAX_STEPS = 10_000_000  # about four months at a second a step
+MAX_BATCH_TOKENS = 1 << 22  # 4,194,304 bytes a step: gigabytes of activations already
 
 
 def _leads_into_a_loop(path: Path) -> bool:
@@ -317,8 +321,14 @@ def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
                 f"{last['average']['val_bits_per_byte']} bits/byte")  # fmt: skip
     elif cfg.average_from:  # asked for a mean, got the last weights: say so
         mean = f"; no mean yet: no validation at or after average_from={cfg.average_from}"
-    return (f"{name}: {last.get('step', 0)} steps, {log['seconds']:.0f} s, "
-            f"validation {last.get('val_bits_per_byte')} bits/byte{mean}")  # fmt: skip
+    step = last.get("step", 0)
+    unfinished = ""
+    if step < cfg.steps:  # --stop-at or --max-minutes: it looked finished
+        unfinished = (f"; stopped at step {step:,} of the recipe's {cfg.steps:,}: the same "
+                      "command without --stop-at (or with more --max-minutes) goes on from "
+                      "its checkpoint")  # fmt: skip
+    return (f"{name}: {counted(step, 'step')}, {log['seconds']:.0f} s, "
+            f"validation {last.get('val_bits_per_byte')} bits/byte{mean}{unfinished}")  # fmt: skip
 
 
 def run(args) -> int:
