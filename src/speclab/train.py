@@ -281,6 +281,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
     def validate(step: int, elapsed: float, training: dict) -> None:
         """Measure, log, checkpoint and export the run at step (a validation)."""
         entry = {"step": step, "seconds": round(elapsed, 1)} | training
+        bar.set_postfix_str(f"validating step {step}: held-out text, copy probes, copy test")
         entry |= measure(params, cfg, config, corpus["val"], probes, functions, teacher)
         if not entry["val_bits_per_byte"] < DIVERGED_NATS / math.log(2):  # a useless model
             bar.close()
@@ -389,8 +390,8 @@ def _ctrl_c_after_the_step():
             raise Terminated if signum != signal.SIGINT else KeyboardInterrupt
         pressed.append(signum)
         what = "Ctrl-C" if signum == signal.SIGINT else "stop signal (SIGTERM)"
-        print(f"\n{what}: stopping when this step is done (Ctrl-C again: at once, unsaved)",
-              file=sys.stderr)  # fmt: skip
+        print(f"\n{what}: stopping when this step is done, and its validation if one is "
+              "running (up to a minute); Ctrl-C again: at once, unsaved", file=sys.stderr)  # fmt: skip
 
     previous = {}
     for signum in (signal.SIGINT, getattr(signal, "SIGTERM", None)):
