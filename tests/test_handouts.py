@@ -199,6 +199,10 @@ def test_figure_is_drawn_from_speclab_figures(tmp_path):
         ("figure:draft_verify?k=-1", "figure 'draft_verify': k must be"),  # a value it refuses
         ("figure:draft_verify?k", "write key=value"),
         ("figure:draft_verify?k=100000", "numbers up to 1,000"),  # would draw for minutes
+        ("figure:draft_verify?k=nan", "a figure takes finite numbers up to 1,000"),
+        # an image file: never copied into the build, so it showed broken with status 0
+        ("nothere.png", "image 'nothere.png': a build does not copy image files"),
+        ("/home/teacher/photo.jpg", "image '/home/teacher/photo.jpg': a build does not copy"),
         # values of a kind the figure cannot use (a number where it needs a decoding run)
         ("figure:rounds?result=1", "figure 'rounds' cannot be drawn from these values"),
         ("figure:cache?result=x", "figure 'cache' cannot be drawn from these values"),
@@ -839,3 +843,8 @@ def test_a_folder_holding_only_a_killed_builds_lock_and_leftovers_is_built_into(
     (out / LOCK).write_text("")
     build_all(lessons, out, pdf=False)
     assert (out / "99_x.html").is_file() and not (out / f"{STAGE_PREFIX}killed").exists()
+
+
+def test_an_image_from_the_web_is_linked_as_it_is(tmp_path):
+    body = render_body("# T\n\n![a map](https://example.org/map.png)\n", tmp_path, "figures")
+    assert '<img src="https://example.org/map.png" alt="a map">' in body

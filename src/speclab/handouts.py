@@ -18,7 +18,9 @@ draws `speclab.figures.draft_verify_figure(k=4, accepted=2)` into
 `build/handouts/figures/` as SVG (crisp in print) and shows it with the alt text as its
 caption. Values are read as int, float, `true`/`false`, a comma list of numbers
 (`cases=0,2,4`) or else text (`draft=ABX`, `prefix=`); `%20` is a space. Pasted
-screenshots are not needed and not wanted: the figure is redrawn from the code.
+screenshots are not needed and not wanted: the figure is redrawn from the code. An image
+file (`![x](photo.png)`) is refused, naming its line: the build does not copy it, so it would
+show broken; a web address is linked as it is.
 
 Answers stay out of handouts: the build stops when a handout shares anything with its answer
 key (`speclab.answer_check`).
@@ -193,8 +195,8 @@ def parse_figure(src: str) -> FigureRequest:
     for key, value in kwargs:
         for number in value if isinstance(value, tuple) else (value,):
             if isinstance(number, (int, float)) and not abs(number) <= MAX_FIGURE_NUMBER:
-                raise HandoutError(f"{key}={number} in {src!r}: a figure takes numbers up to "
-                                   f"{MAX_FIGURE_NUMBER:,}")  # fmt: skip
+                raise HandoutError(f"{key}={number} in {src!r}: a figure takes finite numbers "
+                                   f"up to {MAX_FIGURE_NUMBER:,}")  # fmt: skip
     return FigureRequest(name, kwargs)
 
 
@@ -283,6 +285,13 @@ def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
                 line = env.get("line")
                 raise HandoutError(f"line {line}: {error}" if line else str(error)) from error
             src = f"{figure_href}/{path.name}"
+        elif not src.startswith(("http://", "https://", "data:")):  # a file: never copied in
+            line = env.get("line")
+            raise HandoutError(
+                f"{f'line {line}: ' if line else ''}image {src!r}: a build does not copy image "
+                "files, so it would show broken; draw a speclab figure with figure:NAME "
+                "(speclab handouts --list-figures) or give a web address"
+            )
         return (
             f'<span class="figure"><img src="{html.escape(src)}" alt="{caption}">'
             f'<span class="caption">{caption}</span></span>'
