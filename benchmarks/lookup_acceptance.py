@@ -29,11 +29,14 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "weights", nargs="*", type=text_path_argument, default=[str(weights_dir() / "target.npz")]
-    )
-    parser.add_argument("--k", type=int, default=4)
+        "weights", nargs="*", type=text_path_argument, default=[str(weights_dir() / "target.npz")],
+        help="weights files to compare (default: the shipped target)",
+    )  # fmt: skip
+    parser.add_argument("--k", type=int, default=4, help="drafts per round (default 4)")
     parser.add_argument("--prompts", type=int, default=3, help="prompts per scenario")
-    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument(
+        "--max-new-tokens", type=int, default=96, help="at most this many new tokens a prompt"
+    )
     args = parser.parse_args()
     if args.prompts < 1 or args.max_new_tokens < 1:
         parser.error("--prompts and --max-new-tokens must be at least 1")

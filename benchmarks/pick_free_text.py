@@ -7,7 +7,8 @@ output token as copied from the prompt, a loop of the model's own text, or new (
 scenario (data/prompts/04_free_text.toml) takes the least looping ones.
 
 Run: .venv/bin/python benchmarks/pick_free_text.py [--weights W.npz] [--candidates FILE.toml]
-     [--out build/bench/free_text_candidates.csv] (from the clone: --out is relative to where you run it)
+     [--out FILE.csv] (default: the clone's build/bench/free_text_candidates.csv, wherever
+     you run it, as `speclab bench` writes there)
 """
 
 import argparse
@@ -17,7 +18,7 @@ from speclab.cli import importing, path_argument, run_script
 
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.decoding import greedy_decode
-    from speclab.paths import prompts_dir
+    from speclab.paths import bench_dir, prompts_dir
     from speclab.report_files import (
         csv_text,
         first_missing,
@@ -74,11 +75,13 @@ def out_problem(out: Path, candidates: Path) -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--candidates", type=path_argument, default=prompts_dir() / "candidates" / "free_text.toml"
-    )
+        "--candidates", type=path_argument, default=prompts_dir() / "candidates" / "free_text.toml",
+        help="the TOML scenario of candidate prompts (default: data/prompts/candidates/free_text.toml)",
+    )  # fmt: skip
     parser.add_argument(
-        "--out", type=path_argument, default=Path("build/bench/free_text_candidates.csv")
-    )
+        "--out", type=path_argument, default=bench_dir() / "free_text_candidates.csv",
+        help="the ranking, a CSV file (default: the clone's build/bench/free_text_candidates.csv)",
+    )  # fmt: skip
     parser.add_argument(
         "--weights", type=path_argument, default=None, help="default: the shipped target"
     )
