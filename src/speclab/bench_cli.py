@@ -23,6 +23,11 @@ from speclab.student_files import printable, shown
 from speclab.timing import describe_blas, load_average
 from speclab.weights import DRAFT_DTYPE, load
 
+EXIT_STATUS = (
+    "0 done, 1 a file or setting that cannot be used, 2 a bad argument, 3 decode: a "
+    "speculative output differed from greedy decoding (a bug: please report it)"
+)
+
 
 def add_arguments(parser):
     parser.add_argument(
@@ -30,11 +35,6 @@ def add_arguments(parser):
         help="forward: cost of one forward vs new positions (lesson 04); "
         "decode (the default): speedup per scenario (lesson 06)",
     )  # fmt: skip
-    parser.epilog = (
-        "Exit status: 0 done, 1 a file or setting that cannot be used, 2 a bad argument, "
-        "3 decode: a speculative output differed from greedy decoding (a bug: please report it), "
-        "130 stopped by Ctrl-C, 143 stopped by SIGTERM (kill, timeout)."
-    )
     parser.add_argument("--weights", type=path_argument, default=None,
                         help="weights file to time (default: the shipped target)")  # fmt: skip
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",

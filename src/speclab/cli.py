@@ -24,11 +24,19 @@ SUBCOMMANDS = {
 }
 
 
+# how every command ends when it is stopped (see main); each command names its own 0, 1, 2...
+SHARED_EXIT_STATUS = (
+    "130 stopped by Ctrl-C, 143 stopped by SIGTERM (kill, timeout), 141 its output went to a "
+    "closed pipe (| head)"
+)
+
+
 def build_parser(argv: list[str] | None = None):
     """The argparse parser with every subcommand whose module is built. `argv` (the
     arguments it will parse) serves only to explain an error about a file named "-..."."""
     import argparse  # here, not at the top: see the module docstring
     import importlib
+    import textwrap
 
     class Parser(argparse.ArgumentParser):  # subparsers are made of the same class
         def error(self, message):
@@ -61,6 +69,11 @@ def build_parser(argv: list[str] | None = None):
             continue  # not built yet
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(sub)
+        if statuses := getattr(module, "EXIT_STATUS", None):  # each command's, then the shared
+            line = f"Exit status: {statuses}, {SHARED_EXIT_STATUS}."
+            if sub.formatter_class is argparse.RawDescriptionHelpFormatter:  # laid out by hand
+                line = textwrap.fill(line, 79)
+            sub.epilog = f"{sub.epilog}\n\n{line}" if sub.epilog else line
         sub.set_defaults(run=module.run)
     return parser
 

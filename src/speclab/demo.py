@@ -129,14 +129,18 @@ def code_edit_note(result, drafter) -> str:
 MAX_K = 64
 
 
+EXIT_STATUS = (
+    "0 the two outputs are the same bytes, 1 they are not (a bug: please report it) or a "
+    "weights file cannot be read, 2 a bad argument"
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Decode a prompt with the shipped target model twice, plain greedy and speculative\n"
         "(draft k tokens, verify them in one target forward). Print the continuation with\n"
         "each token marked by where it came from, the round statistics, and whether both\n"
-        "outputs are the same bytes.\n\n"
-        "Exit status: 0 when they are, 1 when they are not or a weights file cannot be\n"
-        "read, 2 for bad arguments."
+        "outputs are the same bytes."
     )
     parser.epilog = (
         "examples:  speclab demo --example code-edit --k 4\n"

@@ -186,6 +186,9 @@ def _score_line(result: Score, tr: gettext.NullTranslations) -> str:
     )
 
 
+EXIT_STATUS = "0 every file is valid, 1 a file has problems or cannot be read, 2 a bad argument"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "files",

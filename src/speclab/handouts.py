@@ -559,6 +559,9 @@ def write_index(built: list[Built], out_dir: Path) -> Path:
 # --- command line -------------------------------------------------------------------------
 
 
+EXIT_STATUS = "0 built, 1 a lesson, figure or folder that cannot be built, 2 a bad argument"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from speclab.paths import repo_root
 

@@ -25,6 +25,11 @@ from speclab.student_files import printable
 from speclab.train import train
 from speclab.weights import config_problem, temporary_beside
 
+EXIT_STATUS = (
+    "0 trained (or exported), 1 a run that cannot go on (it diverged, a file it cannot read "
+    "or write, not enough memory), 2 a bad argument or --set"
+)
+
 
 def add_arguments(parser):
     parser.add_argument("recipe", choices=sorted(RECIPES), help="which model to train")
