@@ -22,3 +22,25 @@ def test_the_statuses_said_are_the_ones_given(tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["check-guesses", "--lang", "xx", "a.csv"])
     assert stopped.value.code == 2
+
+
+def test_a_persian_windows_console_gets_the_arabic_lookalikes_not_escapes():
+    """cp1256 lacks the Persian ی and ک: every other word of a Persian report read
+    "رد\\u06ccف"; an ASCII console still gets escapes, never an error."""
+    import os
+    import subprocess
+    import sys
+
+    from speclab.paths import data_dir
+
+    command = [sys.executable, "-m", "speclab", "check-guesses", "--lang", "fa",
+               str(data_dir() / "guesses.csv")]  # fmt: skip
+    for encoding in ("cp1256", "ascii"):
+        env = {**os.environ, "PYTHONIOENCODING": encoding}
+        done = subprocess.run(command, capture_output=True, env=env)
+        text = done.stdout.decode(encoding)
+        assert done.returncode in (0, 1) and not done.stderr, done.stderr
+        if encoding == "cp1256":
+            assert "\\u06cc" not in text and "رديف" in text  # Arabic yeh, which cp1256 has
+        else:
+            assert "\\u06cc" in text

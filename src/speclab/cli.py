@@ -340,12 +340,44 @@ def _stand_in_for_closed_streams() -> None:
         sys.stdout = _ClosedOutput()
 
 
+# Persian letters that a Persian Windows console (cp1256) lacks, and the Arabic letters it
+# has that Persian readers read the same: "ی" printed as \u06cc broke every other word.
+LOOKALIKES = {"\u06cc": "\u064a", "\u06a9": "\u0643"}  # Persian yeh, keheh -> Arabic yeh, kaf
+
+
+def _lookalike_or_escape(encoding: str):
+    """An encode error handler for a console of this encoding: a letter's lookalike where the
+    console has it, else \\u.... (The error itself names only "charmap", not the encoding.)"""
+    has = {char: other for char, other in LOOKALIKES.items() if _encodes(other, encoding)}
+
+    def handler(error: UnicodeEncodeError):
+        text = error.object[error.start : error.end]
+        out = [has.get(c) or c.encode("ascii", "backslashreplace").decode("ascii") for c in text]
+        return "".join(out), error.end
+
+    return handler
+
+
+def _encodes(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
 def _escape_what_the_console_cannot_show() -> None:
-    """Print \\U0001f642 instead of raising UnicodeEncodeError on a narrow console."""
+    """Print \\U0001f642 instead of raising UnicodeEncodeError on a narrow console (and a
+    Persian letter's Arabic lookalike where the console has that)."""
+    import codecs
+
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)  # absent in Jupyter's streams
         if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
+            encoding = getattr(stream, "encoding", None) or "utf-8"
+            name = f"speclab-lookalike-{encoding}"
+            codecs.register_error(name, _lookalike_or_escape(encoding))
+            reconfigure(errors=name)
 
 
 def _flush_stdout() -> None:
