@@ -185,3 +185,13 @@ def test_a_token_in_a_sentence_is_shown_as_itself():
             MarkdownIt().renderInline(token_markdown(token))
             == f"<code>{html.escape(shown, quote=False)}</code>"
         )
+
+
+def test_the_legend_says_what_each_whitespace_mark_stands_for():
+    """speclab demo showed ‹···› and ↵ with no word on what they were."""
+    from speclab.render import VISIBLE
+
+    legend = legend_ansi(False)
+    names = {" ": "a space", "\n": "a line break", "\t": "a tab"}
+    for char, shown in VISIBLE.items():
+        assert f"{shown[0]} {names[char]}" in legend

@@ -179,8 +179,10 @@ def _ansi_wrap(text: str, role: str, color: bool) -> str:
 
 
 def legend_ansi(color: bool) -> str:
-    """The legend line for render_ansi, in the same styles (or marks, without colour)."""
-    return "   ".join(_ansi_wrap(role, role, color) + f" {ROLE_MEANING[role]}" for role in ROLES)
+    """The legend line for render_ansi, in the same styles (or marks, without colour), and
+    what the marks of a run of whitespace stand for (they read as text otherwise)."""
+    roles = "   ".join(_ansi_wrap(role, role, color) + f" {ROLE_MEANING[role]}" for role in ROLES)
+    return f"{roles}   (in a marked run of whitespace: \u00b7 a space, \u21b5 a line break, \u2192 a tab)"
 
 
 def render_ansi(result, color: bool = True, prompt: str | None = None) -> str:
