@@ -191,7 +191,7 @@ def test_the_legend_says_what_each_whitespace_mark_stands_for():
     """speclab demo showed ‹···› and ↵ with no word on what they were."""
     from speclab.render import VISIBLE
 
-    legend = legend_ansi(False)
     names = {" ": "a space", "\n": "a line break", "\t": "a tab"}
-    for char, shown in VISIBLE.items():
-        assert f"{shown[0]} {names[char]}" in legend
+    for legend in (legend_ansi(False), legend_html()):  # the terminal's and the notebook's
+        for char, shown in VISIBLE.items():
+            assert f"{shown[0]} {names[char]}" in legend

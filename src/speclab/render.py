@@ -131,6 +131,11 @@ def visible(text: str, role: str = "plain") -> str:
     return "".join(shown)
 
 
+WHITESPACE_MARKS = (
+    "in a marked run of whitespace: \u00b7 a space, \u21b5 a line break, \u2192 a tab"
+)
+
+
 def legend_html() -> str:
     """One line naming each role with a sample in its style."""
     samples = [
@@ -139,7 +144,9 @@ def legend_html() -> str:
         for role in ROLES
     ]
     return (
-        "<div style='font-size:0.9em;line-height:2'>" + " &nbsp;|&nbsp; ".join(samples) + "</div>"
+        "<div style='font-size:0.9em;line-height:2'>"
+        + " &nbsp;|&nbsp; ".join(samples)
+        + f" &nbsp;({html.escape(WHITESPACE_MARKS)})</div>"
     )
 
 
@@ -182,7 +189,7 @@ def legend_ansi(color: bool) -> str:
     """The legend line for render_ansi, in the same styles (or marks, without colour), and
     what the marks of a run of whitespace stand for (they read as text otherwise)."""
     roles = "   ".join(_ansi_wrap(role, role, color) + f" {ROLE_MEANING[role]}" for role in ROLES)
-    return f"{roles}   (in a marked run of whitespace: \u00b7 a space, \u21b5 a line break, \u2192 a tab)"
+    return f"{roles}   ({WHITESPACE_MARKS})"
 
 
 def render_ansi(result, color: bool = True, prompt: str | None = None) -> str:
