@@ -492,7 +492,7 @@ def save_report(report: dict, out: Path) -> tuple[Path, Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     name = "forward"
-    if report["settings"]["quick"] and (out / "forward.json").exists():
+    if report.get("settings", {}).get("quick") and (out / "forward.json").exists():
         try:
             kept = json.loads((out / "forward.json").read_text(encoding="utf-8"))
             full = not kept["settings"]["quick"]
