@@ -630,3 +630,17 @@ def test_pack_for_this_machine_installs_offline_and_runs_lesson_02(tmp_path):
     )
     assert checked.returncode == 0 and "score: 1 of 1" in checked.stdout, checked.stdout
     print(f"build {build_s:.0f} s, offline install {install_s:.0f} s, lesson 02 {lesson_s:.0f} s")
+
+
+def test_the_packs_handouts_hold_no_lock_file(tmp_path):
+    """speclab handouts keeps an empty lock file in its folder; a pack has no use for it."""
+    lessons = tmp_path / "project" / "lessons"
+    (lessons / "answers").mkdir(parents=True)
+    (lessons / "99_x.md").write_text("# Handout\n\nA question? ______\n", "utf-8")
+    (lessons / "answers" / "99_x.md").write_text("# Key\n\nThe answer is 4.\n", "utf-8")
+    shutil.copytree(repo_root() / "src", tmp_path / "project" / "src")
+    (tmp_path / "project" / "data").mkdir()  # where speclab.paths finds a clone
+    dest = tmp_path / "handouts"
+    assert classroom_pack.build_handouts(tmp_path / "project", dest, "html") == "html"
+    assert (dest / "99_x.html").is_file()
+    assert sorted(p.name for p in dest.iterdir() if p.name.startswith(".")) == [".speclab-handouts"]

@@ -109,3 +109,19 @@ def test_a_report_or_an_empty_file_may_be_replaced_a_users_file_not(tmp_path):
             with pytest.raises(OSError, match="not a speclab report"):
                 writable_folder(tmp_path, files=(name,))
         assert (tmp_path / name).read_text(encoding="utf-8") == text
+
+
+def test_a_refused_start_leaves_a_lock_another_process_holds(tmp_path):
+    """Two handouts builds into a new folder: the refused one's clean-up removed the lock the
+    first held, and then the folder, under the running build."""
+    fcntl = pytest.importorskip("fcntl")
+    from speclab.report_files import remove_if_unused
+
+    folder = tmp_path / "new"
+    folder.mkdir()
+    with (folder / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        remove_if_unused(folder, folder)
+        assert (folder / ".lock").exists()
+    remove_if_unused(folder, folder)  # no longer held: the lock and the folder go
+    assert not folder.exists()

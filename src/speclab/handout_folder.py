@@ -16,9 +16,10 @@ inside `--out` and moves the files in only once every page is made.
 (which imports them from here), because these rules raise the first, read the list with
 the second and know the folders of the third.
 
-Two builds into one folder at the same time: the second is refused while the first holds
-its lock (`LOCK`, an flock that ends with the process; `speclab.report_files.one_at_a_time`).
-It used to remove the first's hidden folder, and the first failed.
+Two builds into one folder at the same time: where the system has file locks, the second is
+refused while the first holds its lock (`LOCK`, an flock that ends with the process, in an
+empty file that stays; `speclab.report_files.one_at_a_time`). It used to remove the first's
+hidden folder, and the first failed.
 """
 
 from pathlib import Path, PurePosixPath

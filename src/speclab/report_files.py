@@ -101,10 +101,30 @@ def remove_if_unused(folder: Path, made: Path | None, lock: str = ".lock") -> No
         return
     try:
         if [p.name for p in folder.iterdir()] == [lock]:
-            (folder / lock).unlink()
+            _remove_unless_held(folder / lock)  # a process refused by another's lock keeps off
     except OSError:  # gone already, or not ours to remove: leave it
         return
     remove_empty_folders(folder, made)
+
+
+def _remove_unless_held(lock: Path) -> None:
+    """Remove the lock file while holding it, unless another process holds it (a build or a
+    training still running there: its folder must stay). Where nothing can lock, remove it."""
+    try:
+        import fcntl
+    except ImportError:
+        lock.unlink()
+        return
+    fd = os.open(lock, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            if error.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                return  # held
+        lock.unlink()
+    finally:
+        os.close(fd)
 
 
 def writable_name(path: Path, name: str) -> None:
