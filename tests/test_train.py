@@ -657,8 +657,8 @@ def test_weights_of_another_shape_at_out_are_not_replaced_in_silence(tmp_path):
         (["--set", "warmup=1e18"], "--set warmup=1,000,000,000,000,000,000: at most 10,000,000"),
         (["--steps", "20000000"], "--steps 20,000,000: at most 10,000,000"),
         # a step of 1 byte trained on a whole row of the context in silence
-        (["--set", "batch_tokens=1"], "--set batch_tokens=1: a step takes whole rows"),
-        (["--set", "batch_tokens=63"], "so at least n_ctx=64"),
+        (["--set", "batch_tokens=1"], "--set: batch_tokens=1 is less than n_ctx=64; a step takes"),
+        (["--set", "n_ctx=256"], "--set batch_tokens=256 or more, or a smaller n_ctx"),
         (["--set", "batch_tokens=1e20"], "batch_tokens=100,000,000,000,000,000,000: at most"),
     ],
 )

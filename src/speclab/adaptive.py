@@ -22,7 +22,8 @@ a plain greedy step") and tells it what happened after (`update(drafted, accepte
   fits a round's extra cost as a part per round plus a part per draft, so it learns what
   drafting costs with this drafter on this machine. The first round drafts without being
   timed: a drafter's first call reads the whole prompt. It drafts until it has timed 3
-  drafting rounds: fewer cannot tell one slow round (the machine busy elsewhere) from a cost.
+  drafting rounds: fewer cannot tell one slow round (the machine busy elsewhere) from a cost,
+  nor one round whose drafts were all rejected from a low acceptance rate.
 
 alpha is estimated as Leviathan's per-draft acceptance rate: under their model (each draft
 accepted independently with probability alpha, checked left to right until the first
@@ -262,9 +263,10 @@ class AdaptiveK:
                 self._last_plain_round < 0
             ):
                 return Decision("time plain step", 0, alpha, 1.0)
-        # a cost learned from fewer than MIN_TIMED_ROUNDS drafting rounds cannot tell a
-        # spike (the process descheduled once) from what drafting costs, so it does not
-        # switch drafting off: one slow round kept drafting off for 24 of 51 rounds
+        # fewer than MIN_TIMED_ROUNDS drafting rounds cannot tell a spike (the process
+        # descheduled once) from what drafting costs, nor one unlucky round from alpha, so
+        # they do not switch drafting off: one slow round kept it off for 24 of 50 rounds,
+        # and one round with no draft kept switched the draft model off on free text
         undecided = self.learns_cost and len(self._draft_rounds) < MIN_TIMED_ROUNDS
         if speedup >= self.min_gain or undecided:
             self.probe_gap, self._rounds_off = self.probe_every, 0

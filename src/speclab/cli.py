@@ -340,9 +340,10 @@ def _stand_in_for_closed_streams() -> None:
         sys.stdout = _ClosedOutput()
 
 
-# Persian letters that a Persian Windows console (cp1256) lacks, and the Arabic letters it
-# has that Persian readers read the same: "ی" printed as \u06cc broke every other word.
-LOOKALIKES = {"\u06cc": "\u064a", "\u06a9": "\u0643"}  # Persian yeh, keheh -> Arabic yeh, kaf
+# A Persian letter that a Persian Windows console (cp1256) lacks, and the Arabic letter it has
+# that Persian readers read the same: "ی" printed as \u06cc broke every other word. (It has
+# the Persian ک, 0x98.)
+LOOKALIKES = {"\u06cc": "\u064a"}  # Persian yeh -> Arabic yeh
 
 
 def _lookalike_or_escape(encoding: str):

@@ -139,9 +139,10 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         raise ValueError(f"--set batch_tokens={cfg.batch_tokens:,}: at most "
                          f"{MAX_BATCH_TOKENS:,} (the recipes take 4,096)")  # fmt: skip
     if cfg.batch_tokens < cfg.n_ctx:  # else a step silently takes a whole row of n_ctx
-        raise ValueError(f"--set batch_tokens={cfg.batch_tokens:,}: a step takes whole rows, and "
-                         f"stage 2's rows are the whole context, so at least n_ctx="
-                         f"{cfg.n_ctx:,}")  # fmt: skip
+        raise ValueError(f"--set: batch_tokens={cfg.batch_tokens:,} is less than n_ctx="
+                         f"{cfg.n_ctx:,}; a step takes whole rows, and stage 2's rows are the "
+                         f"whole context: --set batch_tokens={cfg.n_ctx:,} or more, or a smaller "
+                         "n_ctx")  # fmt: skip
     if cfg.n_ctx < MIN_N_CTX:
         raise ValueError(f"--set n_ctx={cfg.n_ctx}: must be at least {MIN_N_CTX}, the room "
                          "a copy probe needs (text, a snippet, a blank line, the snippet "
