@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from speclab.adaptive import AdaptiveK, FixedK
+from speclab.adaptive import AdaptiveK, FixedK, estimate_alpha
 from speclab.counting import expected_speedup, speedup_with_verify_cost
 from speclab.decoding import DecodeResult, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
@@ -226,7 +226,7 @@ def alpha_estimate(rounds) -> float:
     """
     accepted = sum(r.accepted for r in rounds if r.drafted)
     rejections = sum(1 for r in rounds if r.drafted and r.accepted < len(r.drafted))
-    return accepted / (accepted + rejections) if accepted + rejections else float("nan")
+    return estimate_alpha(accepted, rejections)  # the adaptive policy's estimate, undiscounted
 
 
 def position_counts(rounds, k_max: int) -> tuple[list[int], list[int]]:
