@@ -521,3 +521,30 @@ def test_a_report_made_on_a_busy_machine_is_named_so_once(report):
 
     lesson = (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text(encoding="utf-8")
     assert "machine was busy" not in lesson  # describe_report says it, once
+
+
+def test_adaptive_against_fixed_names_a_switch_off_where_every_fixed_k_won():
+    """Lesson 06's table and its sentence: the policy off in a quarter of its rounds on free
+    text while every fixed k of that drafter beat greedy (the fifth saved run did that)."""
+
+    def rows(scenario, speedups, adaptive):
+        fixed = [{"scenario": scenario, "drafter": "model", "adaptive": False, "k": k,
+                  "speedup": s} for k, s in zip((1, 2, 4, 8), speedups, strict=True)]  # fmt: skip
+        return fixed + [{"scenario": scenario, "drafter": "model", "adaptive": True, "k": 8,
+                         "speedup": adaptive}]  # fmt: skip
+
+    report = {
+        "results": rows("free text", [1.27, 1.38, 1.49, 1.42], 1.46)
+        + rows("counting", [0.9, 1.1, 1.2, 1.3], 1.0)
+        + rows("copy-heavy", [1.2, 1.2, 1.2, 1.2], 1.24),
+        "adaptive": {
+            "free text": {"model": {"share_off": 0.253}},
+            "counting": {"model": {"share_off": 0.4}},  # k = 1 lost: off may be right
+            "copy-heavy": {"model": {"share_off": 0.05}},
+        },
+    }
+    got = {r["scenario"]: r for r in bench_decode.adaptive_against_fixed(report)}
+    assert got["free text"]["misjudged"] and got["free text"]["that k"] == 4
+    assert got["free text"]["best fixed k"] == 1.49 and got["free text"]["adaptive"] == 1.46
+    assert not got["counting"]["misjudged"] and not got["copy-heavy"]["misjudged"]
+    assert got["copy-heavy"]["that k"] == 1  # ties: the first, the smallest k

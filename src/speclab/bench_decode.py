@@ -481,6 +481,29 @@ def decode_report(
     }
 
 
+def adaptive_against_fixed(report: dict, off_share: float = 0.1) -> list[dict]:
+    """Per drafter and scenario of a report: the adaptive policy's speedup beside the best
+    fixed k's (which no policy knows before the run), the share of rounds it drafted
+    nothing, and `misjudged`: off in at least off_share of its rounds where every fixed k
+    beat greedy, so its estimates said drafting would lose where it would not (lesson 06)."""
+    rows = []
+    for scenario, by_drafter in report["adaptive"].items():
+        for drafter, summary in by_drafter.items():
+            mine = [r for r in report["results"]
+                    if (r["scenario"], r["drafter"]) == (scenario, drafter)]  # fmt: skip
+            fixed = [r for r in mine if not r["adaptive"]]
+            best = max(fixed, key=lambda r: r["speedup"])
+            rows.append({
+                "drafter": drafter, "scenario": scenario,
+                "adaptive": next(r for r in mine if r["adaptive"])["speedup"],
+                "best fixed k": best["speedup"], "that k": best["k"],
+                "share off": summary["share_off"],
+                "misjudged": summary["share_off"] >= off_share
+                and all(r["speedup"] > 1 for r in fixed),
+            })  # fmt: skip
+    return rows
+
+
 LOSS_REASONS = {
     "heavy drafter": "drafting alone takes a quarter or more of greedy's time per token",
     "low acceptance": "under 1.5 tokens per target forward: too little gained per round",
