@@ -198,3 +198,15 @@ def test_lesson_04b_says_when_every_width_fits_and_when_ranges_overlap():
     said = _width_sentence({128: (1.1, 1.15, 1.2), 256: (1.15, 1.5, 1.6)}, [True, True], 100e6)
     assert "regime (c) does not show on this machine" in said
     assert "the ranges overlap, so this run does not tell the two apart" in said
+
+
+def test_lesson_04b_slider_times_as_many_repeats_as_the_sweep():
+    """The sweep took 15 repeats because 5 let its ratios swing from 2.8x to 16x under load;
+    the slider beside it still took 5, so the two could disagree on the same width."""
+    import re
+
+    cells = json.loads((NOTEBOOKS / "04b_where_the_time_goes.ipynb").read_text("utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    sweep = re.search(r"width_sweep\((?:.|\n)*?repeats=(\d+)", code)
+    slider = re.search(r"WidthExplorer\(.*repeats=(\d+)", code)
+    assert sweep and slider and sweep.group(1) == slider.group(1)

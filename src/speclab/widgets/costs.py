@@ -33,7 +33,7 @@ class WidthExplorer(Shown):
         n_layer: int = 1,
         n_past: int = 256,
         n_new_values: Sequence[int] = (1, 2, 3, 4, 5, 6, 8, 12, 16),
-        repeats: int = 5,
+        repeats: int = 15,
         tolerance: float = 1.3,
         seed: int = 0,
         blas_threads: int | None = 1,
