@@ -155,9 +155,14 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # as a command that the closed pipe's SIGPIPE ended
     except OSError as error:  # output to a full disk (`> /dev/full`), or a file no command expected
         _silence_stdout()
+        import errno  # here: see the module docstring
+
         from speclab.student_files import printable  # here: see the module docstring
 
-        print(printable(f"speclab: {error}"), file=sys.stderr)
+        where = f"cannot write {error.filename}: " if error.filename else ""
+        if not error.filename and error.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG):
+            where = "cannot write the standard output: "  # commands name their own files
+        print(printable(f"speclab: {where}{error.strerror or error}"), file=sys.stderr)
         return 1
     except Exception as error:
         # Ctrl-C inside a C extension's import comes out as another error: numpy turns it
