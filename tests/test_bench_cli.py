@@ -58,7 +58,9 @@ def test_a_quick_forward_run_never_replaces_a_full_one(tiny_weights, tmp_path, c
     (out / "forward.json").write_text(full, encoding="utf-8")
     before_csv = (out / "forward.csv").read_bytes()
     assert main(argv) == 0
-    assert "forward-partial.json" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "forward-partial.json" in printed
+    assert f"kept {out / 'forward.json'}: it holds a full run" in printed
     assert (out / "forward.json").read_text(encoding="utf-8") == full
     assert (out / "forward.csv").read_bytes() == before_csv
     assert json.loads((out / "forward-partial.json").read_text("utf-8"))["settings"]["quick"]

@@ -539,7 +539,10 @@ def run_forward(args) -> int:
         f"({args.greedy_tokens} tokens, median of {counted(len(greedy['seconds']), 'run')})\n"
         f"machine: {machine['cpu']}, Python {machine['python']}, numpy {machine['numpy']}, "
         f"load average {load_text(machine)} (other work running makes timings noisy)\n"
-        f"{describe_blas(machine)}\n"
-        f"saved {shown(str(json_path))} and {shown(str(csv_path))}"
+        f"{describe_blas(machine)}"
     )
+    if json_path.name != "forward.json":  # as `bench decode` says of decode.json
+        print(f"kept {shown(str(args.out / 'forward.json'))}: it holds a full run (or one that "
+              "cannot be read), so this --quick run is saved beside it")  # fmt: skip
+    print(f"saved {shown(str(json_path))} and {shown(str(csv_path))}")
     return 0

@@ -207,7 +207,7 @@ def _umask() -> int:
 @contextlib.contextmanager
 def one_at_a_time(folder: Path, busy: str, option: str, name: str = ".lock", refuse=ValueError):
     """One process at a time writing into folder (a training's run folder, a handouts build):
-    a second gets ValueError(busy) at once. The lock, an flock on folder/.lock, ends with the
+    a second gets refuse(busy) at once. The lock, an flock on folder/name, ends with the
     process however it ends. Nothing is locked on systems without fcntl (Windows), on file
     systems without locks (some network mounts) or in a folder nobody can write to.
     option: how a message names the folder (`--run-dir`); name: the lock file's; refuse: the
