@@ -236,3 +236,5 @@ def test_a_guess_past_the_budget_is_cut_and_a_finished_text_refuses_more():
         GuessVerifier(model, encode("a" * 60), max_new_tokens=10)
     with pytest.raises(ValueError, match="at least one token"):
         GuessVerifier(model, [], max_new_tokens=10)
+    with pytest.raises(ValueError, match="max_new_tokens"):  # a game needs one token to write
+        GuessVerifier(model, encode("a"), max_new_tokens=0)

@@ -127,11 +127,12 @@ def _first_stop_end(output: list[int], stops: list[list[int]], searched: int) ->
     return best
 
 
-def _prepare(model, prompt_tokens, max_new_tokens):
+def _prepare(model, prompt_tokens, max_new_tokens, least: int = 0):
+    """The prompt as a token list and max_new_tokens checked: both fit the context window."""
     prompt = as_token_list(prompt_tokens, "prompt_tokens")
     if not prompt:
         raise ValueError("the prompt must hold at least one token")
-    max_new_tokens = as_count(max_new_tokens, "max_new_tokens", 0)
+    max_new_tokens = as_count(max_new_tokens, "max_new_tokens", least)
     n_ctx = model.config.n_ctx
     if len(prompt) + max_new_tokens > n_ctx:
         raise ValueError(
@@ -139,6 +140,14 @@ def _prepare(model, prompt_tokens, max_new_tokens):
             f"context window of {n_ctx} tokens"
         )
     return prompt, max_new_tokens
+
+
+def _prefilled(model, prompt: list[int]) -> KVCache:
+    """A KV cache holding the prompt but its last token, which the first round feeds."""
+    cache = KVCache(model.config, dtype=model.params["wte"].dtype)
+    if len(prompt) > 1:
+        forward(model.params, model.config, prompt[:-1], cache)
+    return cache
 
 
 def _sampling(temperature, top_k, top_p, rng) -> SamplingSettings | None:
@@ -181,9 +190,7 @@ def _run(
     started = time.perf_counter()
     result = DecodeResult(prompt_tokens=prompt, method=method)
     stops = _stop_sequences(stop)
-    cache = KVCache(model.config, dtype=model.params["wte"].dtype)
-    if len(prompt) > 1:  # the cache holds everything but the last token, which each round feeds
-        forward(model.params, model.config, prompt[:-1], cache)
+    cache = _prefilled(model, prompt)
     if drafter is not None and callable(getattr(drafter, "prepare", None)):
         drafter.prepare(prompt)  # the drafter reads the prompt once, as the target just did
     result.prefill_seconds = time.perf_counter() - started
@@ -294,19 +301,9 @@ class GuessVerifier:
 
     def __init__(self, model, prompt_tokens, max_new_tokens: int = 200):
         self.model = model
-        prompt = as_token_list(prompt_tokens, "prompt_tokens")
-        if not prompt:
-            raise ValueError("the prompt must have at least one token")
-        self.max_new_tokens = as_count(max_new_tokens, "max_new_tokens", 1)
-        if len(prompt) + self.max_new_tokens > model.config.n_ctx:
-            raise ValueError(
-                f"the prompt ({len(prompt)} tokens) and {self.max_new_tokens} new tokens do not "
-                f"fit the model's context window of {model.config.n_ctx}"
-            )
+        prompt, self.max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens, least=1)
         self.result = DecodeResult(prompt_tokens=prompt, method="you")
-        self.cache = KVCache(model.config, dtype=model.params["wte"].dtype)
-        if len(prompt) > 1:  # as in _run: the cache holds everything but the last token
-            forward(model.params, model.config, prompt[:-1], self.cache)
+        self.cache = _prefilled(model, prompt)  # as in _run
 
     @property
     def done(self) -> bool:
