@@ -521,6 +521,10 @@ def test_a_report_made_on_a_busy_machine_is_named_so_once(report):
 
     lesson = (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text(encoding="utf-8")
     assert "machine was busy" not in lesson  # describe_report says it, once
+    # the lesson's quick run, made on the learner's machine, gets the same warning
+    assert "bench_decode.busy_warning(quick)" in lesson
+    busy["machine"]["load_average_before"] = [1.7, 1.2, 0.9]
+    assert bench_decode.busy_warning(busy) in printed
 
 
 def test_adaptive_against_fixed_names_a_switch_off_where_every_fixed_k_won():

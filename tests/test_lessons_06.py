@@ -180,7 +180,9 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     assert f"r = {r5} is the saved report's figure for 5 positions" in handout
     assert f"| 0.9 | 4 | 0.02 | {r5} | ______ |" in handout
     r2 = round(ratio_to_1[2], 2)
-    assert f"the saved report measured {r2} for 2 positions" in key
+    assert (
+        f"the saved forward report (`data/bench/forward.json`) measured {r2} for 2 positions" in key
+    )
     assert "r = 1.05 stands for a machine on which a forward over 2 positions" in handout
     low = speedup_with_verify_cost(0.1, 1, r2, 0.02)
     verdict = "faster" if low >= 1.005 else "slower" if low < 0.995 else "no faster than greedy"

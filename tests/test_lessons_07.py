@@ -225,6 +225,7 @@ def test_the_draft_models_cost_is_quoted_from_the_saved_report_and_the_shapes():
     assert f"doing a {ordinal} of the target's arithmetic costs a {ordinal} of a step" in guide
     words = {1: "one", 2: "two", 3: "three", 4: "four", 6: "six"}
     key = " ".join(KEY.read_text(encoding="utf-8").split())
+    assert f"The question's {min(costs):.2f} to {max(costs):.2f} is larger" in key
     assert (
         f"a {words[draft.n_layer]}-layer draft costs a large share of a "
         f"{words[target.n_layer]}-layer target step" in key

@@ -562,10 +562,17 @@ def describe_report(report: dict, goals: bool = True) -> str:
             f"goal {name}: {goal['value']:.3g} ({goal['goal']}): "
             f"{'met' if goal['met'] else 'NOT met'}{note}"
         )
+    if warning := busy_warning(report):
+        lines.append(warning)
+    return "\n".join(lines)
+
+
+def busy_warning(report: dict) -> str:
+    """A warning when the machine was busy as the run started (load average above 1), else ""."""
     load = report["machine"].get("load_average_before")
     if load and load[0] > 1.0:
-        lines.append(
+        return (
             f"warning: the machine was busy (load average {load[0]:.1f} when the run "
             "started): its times are noisy"
         )
-    return "\n".join(lines)
+    return ""
