@@ -67,6 +67,7 @@ __all__ = [
 REQUIRED_COLUMNS = ("prefix", "guess")
 OPTIONAL_COLUMNS = ("expected_output",)
 STUDENT_COLUMNS = ("prefix", "guess", "expected_output")
+COLUMN_WORDS = (N_("prefix"), N_("guess"), N_("expected_output"))  # as messages name them
 RESULT_COLUMNS = [
     "row",
     "prefix",
@@ -334,8 +335,17 @@ def checked_row(row: dict, path_symbols: str, tr: gettext.NullTranslations) -> d
         cells = [row[name] for name in STUDENT_COLUMNS]
         result.update(_check_row(*cells, path_symbols))
     error = result["error"]
-    result["error"] = error.text(tr) if isinstance(error, Message) else error
+    result["error"] = _in_language(error, tr) if isinstance(error, Message) else error
     return result
+
+
+def _in_language(message: Message, tr: gettext.NullTranslations) -> str:
+    """The message in tr's language, the column it names too ('guess' -> '猜测', as the
+    report's table header says it)."""
+    named = {
+        key: tr.gettext(message.params[key]) for key in ("what", "column") if key in message.params
+    }
+    return Message(message.template, {**message.params, **named}).text(tr)
 
 
 def _cell_problem(name: str, value: str) -> Message | str:
@@ -465,12 +475,7 @@ def explain_invalid(
         except InvalidGuess as error:  # a case this module does not know: English, not lost
             return str(error)
         return ""
-    tr = translator(lang)
-    if "what" in message.params:  # a widget's field, not a CSV column: its name translated
-        message = Message(
-            message.template, {**message.params, "what": tr.gettext(message.params["what"])}
-        )
-    return message.text(tr)
+    return _in_language(message, translator(lang))
 
 
 def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dict:
