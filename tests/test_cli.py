@@ -24,7 +24,7 @@ def test_the_statuses_said_are_the_ones_given(tmp_path, capsys):
     assert stopped.value.code == 2
 
 
-def test_a_persian_windows_console_gets_the_arabic_lookalikes_not_escapes():
+def test_a_persian_windows_console_gets_the_arabic_lookalikes_not_escapes(tmp_path):
     """cp1256 lacks the Persian ی and ک: every other word of a Persian report read
     "رد\\u06ccف"; an ASCII console still gets escapes, never an error."""
     import os
@@ -33,14 +33,20 @@ def test_a_persian_windows_console_gets_the_arabic_lookalikes_not_escapes():
 
     from speclab.paths import data_dir
 
-    command = [sys.executable, "-m", "speclab", "check-guesses", "--lang", "fa",
-               str(data_dir() / "guesses.csv")]  # fmt: skip
+    student = tmp_path / "student.csv"  # the exercise, and a row whose message has a hamza
+    text = (data_dir() / "guesses.csv").read_text(encoding="utf-8")
+    student.write_text(text.rstrip("\n") + "\n,A?C,\n", encoding="utf-8")
+    command = [sys.executable, "-m", "speclab", "check-guesses", "--lang", "fa", str(student)]
     for encoding in ("cp1256", "ascii"):
         env = {**os.environ, "PYTHONIOENCODING": encoding}
         done = subprocess.run(command, capture_output=True, env=env)
         text = done.stdout.decode(encoding)
-        assert done.returncode in (0, 1) and not done.stderr, done.stderr
+        assert done.returncode in (0, 1), done.stderr
         if encoding == "cp1256":
             assert "\\u06cc" not in text and "رديف" in text  # Arabic yeh, which cp1256 has
+            assert "نويسه '?'" in text  # the hamza above ("نویسهٔ"): left out, no \\u0654
+            assert not done.stderr  # nothing escaped: no hint
         else:
             assert "\\u06cc" in text
+            hint = done.stderr.decode("ascii")  # one line, in letters this console has
+            assert hint.count("\n") == 1 and "(ascii) cannot show" in hint and "chcp 65001" in hint

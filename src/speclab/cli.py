@@ -114,6 +114,7 @@ def console() -> int:
     """The `speclab` command: main(), and after a Ctrl-C no traceback from a second one
     while Python shuts down."""
     status = main()
+    _hint_for_a_narrow_console()
     if status == 130:
         import signal
 
@@ -268,6 +269,7 @@ def run_script(main, name: str) -> None:
     finally:
         restore_sigterm()
         restore()
+    _hint_for_a_narrow_console()
     sys.exit(status or 0)
 
 
@@ -345,10 +347,19 @@ def _stand_in_for_closed_streams() -> None:
         sys.stdout = _ClosedOutput()
 
 
-# A Persian letter that a Persian Windows console (cp1256) lacks, and the Arabic letter it has
-# that Persian readers read the same: "ی" printed as \u06cc broke every other word. (It has
-# the Persian ک, 0x98.)
-LOOKALIKES = {"\u06cc": "\u064a"}  # Persian yeh -> Arabic yeh
+# Persian marks that a Persian Windows console (cp1256) lacks, and what Persian readers read
+# the same: "ی" printed as \u06cc broke every other word, so it prints as the Arabic yeh that
+# cp1256 has; the hamza above a final he ("جداکنندهٔ") is left out, as handwriting often does.
+# (cp1256 has the Persian ک, 0x98, and the zero-width non-joiner.)
+LOOKALIKES = {"\u06cc": "\u064a", "\u0654": ""}  # Persian yeh -> Arabic yeh; hamza above
+
+# What a console that had to escape letters is told once, when the command ends (ASCII: that
+# console may be the one that cannot show the rest).
+NARROW_CONSOLE_HINT = (
+    "speclab: this console ({encoding}) cannot show some of these letters, so they were "
+    "printed as \\u... codes; on Windows run `chcp 65001` first, or set PYTHONIOENCODING=utf-8"
+)
+_escaped_on: list[str] = []  # the encodings that escaped something, in this process
 
 
 def _lookalike_or_escape(encoding: str):
@@ -358,10 +369,22 @@ def _lookalike_or_escape(encoding: str):
 
     def handler(error: UnicodeEncodeError):
         text = error.object[error.start : error.end]
-        out = [has.get(c) or c.encode("ascii", "backslashreplace").decode("ascii") for c in text]
+        out = [has[c] if c in has else c.encode("ascii", "backslashreplace").decode() for c in text]
+        if any(c not in has for c in text) and encoding not in _escaped_on:
+            _escaped_on.append(encoding)
         return "".join(out), error.end
 
     return handler
+
+
+def _hint_for_a_narrow_console() -> None:
+    """After a command that had to escape letters: one line saying why, and how to see them."""
+    if _escaped_on and sys.stderr is not None:
+        try:
+            print(NARROW_CONSOLE_HINT.format(encoding=_escaped_on[0]), file=sys.stderr)
+        except (OSError, ValueError):
+            pass  # a closed stderr: nobody to tell
+        _escaped_on.clear()
 
 
 def _encodes(text: str, encoding: str) -> bool:
