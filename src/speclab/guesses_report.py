@@ -70,16 +70,28 @@ def _table_cells(row: dict, words: Words) -> list[str]:
     else:
         result = words.right if row["matches"] else words.wrong
     checked = not row["error"]
+    prefix, guess, expected = _student_cells(row, words)
     return [
         str(row["row"]),
-        _shown(row["prefix"], words.empty),
-        _shown(row["guess"], words.blank),
+        prefix,
+        guess,
         _shown(row["accepted"], words.none) if checked else "",
         _shown(row["added"], words.none_end) if checked else "",
         _shown(row["output"], "") if checked else "",
-        _shown(row["expected_output"], ""),
+        expected,
         result,
     ]
+
+
+def _student_cells(row: dict, words: Words) -> tuple[str, str, str]:
+    """The prefix, guess and expected_output cells as the table shows them (and measures them:
+    an empty guess measured as "(empty)" but shown as the longer "(blank)" pushed the
+    Persian row's later columns out of line)."""
+    return (
+        _shown(row["prefix"], words.empty),
+        _shown(row["guess"], words.blank),
+        _shown(row["expected_output"], ""),
+    )
 
 
 def _widths(rows: Iterable[dict], path_symbols: str, words: Words) -> list[int]:
@@ -91,8 +103,8 @@ def _widths(rows: Iterable[dict], path_symbols: str, words: Words) -> list[int]:
     widths = [_display_width(name) for name in words.header]
     for row in rows:
         widths[0] = max(widths[0], len(str(row["row"])))
-        for column, name in ((1, "prefix"), (2, "guess"), (6, "expected_output")):
-            widths[column] = max(widths[column], _display_width(_shown(row[name], words.empty)))
+        for column, cell in zip((1, 2, 6), _student_cells(row, words), strict=True):
+            widths[column] = max(widths[column], _display_width(cell))
     path_width = min(len(path_symbols), SHOWN_CELL_CHARS)
     for column, least in ((3, path_width), (4, _display_width(words.none_end)), (5, path_width)):
         widths[column] = max(widths[column], least)
