@@ -126,8 +126,7 @@ _LAYOUT = """
       textLeft = Math.min(...lines.map((r) => r.left));
       boxRight = box.right; boxLeft = box.left;
     }
-    const ltr = [...block.querySelectorAll('bdi, code')]
-      .filter((e) => /[A-Z]{2,}/.test(e.innerText))
+    const ltr = [...block.querySelectorAll('code')]
       .map((e) => [e.innerText, getComputedStyle(e).direction,
                    getComputedStyle(e).unicodeBidi]);
     return {dir: block.getAttribute('dir'), lang: block.getAttribute('lang'),
@@ -158,6 +157,12 @@ def _language_problems(page, name: str, lang: str) -> list[str]:
                 problems.append(f"not laid out right to left: {block}")
             elif block["textRight"] is not None and abs(block["textRight"] - block["boxRight"]) > 3:
                 problems.append(f"text does not start at the right edge: {block}")
+            # `8, 56, 5, 90` read "90 ,5 ,56 ,8" in a right-to-left paragraph
+            problems += [
+                f"code {text!r} is not kept left to right ({direction}, {bidi})"
+                for text, direction, bidi in block["ltr"]
+                if (direction, bidi) != ("ltr", "isolate")
+            ]
     if not shown["widgets"]:
         problems.append("no widget is shown")
     for text in shown["widgets"]:

@@ -258,6 +258,25 @@ def test_bad_rows_are_named_by_row_in_the_learners_language(tmp_path, lang):
     assert "\\u200c" not in report  # Persian joiners are letters here, not escaped
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_table_lines_up_with_an_empty_guess_in_every_language(tmp_path, lang):
+    """An empty guess was measured as "(empty)" but shown as "(blank)": in Persian the longer
+    word pushed that row's later columns out of line with the header."""
+    from speclab.guesses_report import Words, _display_width
+
+    path = tmp_path / "student.csv"
+    path.write_text("prefix,guess,expected_output\n,ABX,ABC\n,,A\nAB,C,\n", encoding="utf-8")
+    report = format_report(check_guesses(path, lang=lang), "student.csv", lang=lang)
+    words = Words(translator(lang))
+    lines = report.splitlines()[1:5]  # the header and the three rows
+    last = (words.header[-1], words.problem, words.right, words.wrong, "-")
+    starts = set()
+    for line in lines:
+        end = next(word for word in last if line.endswith(word))
+        starts.add(_display_width(line) - _display_width(end))  # where the last column starts
+    assert len(starts) == 1, report
+
+
 @pytest.mark.parametrize("lang", TRANSLATIONS)
 def test_the_command_in_a_subprocess_never_shows_a_traceback(tmp_path, lang):
     bad = tmp_path / "comma.csv"
@@ -534,3 +553,30 @@ def test_translated_notebooks_speak_their_language(lang):
                 assert text.endswith("\n\n</div>")
             if cell["cell_type"] == "markdown":
                 assert re.search("[\u0600-\u06ff]" if lang == "fa" else "[\u4e00-\u9fff]", text)
+
+
+def test_a_command_in_a_persian_notebook_is_shown_right_to_left(monkeypatch, tmp_path):
+    """Lesson 02 in Persian printed check-guesses' report, and the notebook showed it left to
+    right: 'ردیف 3: guess 'abx' …' came out in pieces, in the wrong order."""
+    import IPython.display
+
+    from speclab.i18n import command_in_notebook
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    path = tmp_path / "student.csv"
+    path.write_text("prefix,guess,expected_output\n,abx,\n", encoding="utf-8")
+    status = command_in_notebook(["check-guesses", "--lang", "fa", str(path)], "fa")
+    assert status == main(["check-guesses", str(path)]) == 1
+    html = shown[0].data
+    assert html.startswith('<pre lang="fa" dir="rtl">') and "ردیف 2: حدس &#x27;abx&#x27;" in html
+    import json
+
+    notebook = repo_root() / "notebooks" / "fa" / "02_symbolic_acceptance.ipynb"
+    code = "\n".join(  # the notebook's code, comments left out
+        line.split("#")[0]
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        if cell["cell_type"] == "code"
+        for line in "".join(cell["source"]).splitlines()
+    )
+    assert "print(" not in code and "main(" not in code  # all it shows is laid out rtl

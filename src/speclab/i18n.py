@@ -195,7 +195,8 @@ def markdown_block(markdown: str, lang: str) -> str:
 
     The blank lines keep the Markdown inside the <div> Markdown (CommonMark, JupyterLab).
     Inside it, write left-to-right pieces (letters ABCDEFG, code, formulas) as
-    <span dir="ltr">...</span> or `code`, so they keep their order.
+    <span dir="ltr">...</span> or `code`, so they keep their order (a code span of digits
+    alone, `8, 56`, keeps it through notebook_style's rule).
     """
     return f'<div lang="{lang}" dir="{DIRECTION[lang]}">\n\n{markdown}\n\n</div>'
 
@@ -204,10 +205,36 @@ def markdown_block(markdown: str, lang: str) -> str:
 # so a right-to-left block still lines its text up on the left. A notebook's first cell
 # shows this style (an HTML output, trusted because the kernel made it) to line Persian up
 # on the right; until that cell runs, the blocks read right to left but sit on the left.
+# It also keeps a code span left to right: in a right-to-left paragraph `8, 56, 5, 90`, which
+# has no letter to set its direction, read "90 ,5 ,56 ,8".
 RTL_NOTEBOOK_STYLE = (
     "<style>.jp-RenderedHTMLCommon div[dir='rtl'] :is(p, li, th, td, h1, h2, h3) "
-    "{ text-align: right; }</style>"
+    "{ text-align: right; } "
+    ".jp-RenderedHTMLCommon div[dir='rtl'] code { direction: ltr; unicode-bidi: isolate; }"
+    "</style>"
 )
+
+
+def command_in_notebook(argv: list[str], lang: str) -> int:
+    """Run `speclab argv` in a notebook and show what it prints in lang's direction; its status.
+
+    A notebook shows printed text left to right, so a Persian report's words came out of
+    order ("ردیف 3: guess 'abx' در جایگاه 1 …" in pieces); shown as <pre dir="rtl"> it
+    reads as on a Persian console. Errors (stderr) are shown as the notebook shows them.
+    """
+    import contextlib
+    import html
+
+    from IPython.display import HTML, display
+
+    from speclab.cli import main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main(argv)
+    shown = html.escape(printed.getvalue())
+    display(HTML(f'<pre lang="{lang}" dir="{DIRECTION[lang]}">{shown}</pre>'))
+    return status
 
 
 def notebook_style(lang: str) -> str:
