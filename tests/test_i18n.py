@@ -580,3 +580,20 @@ def test_a_command_in_a_persian_notebook_is_shown_right_to_left(monkeypatch, tmp
         for line in "".join(cell["source"]).splitlines()
     )
     assert "print(" not in code and "main(" not in code  # all it shows is laid out rtl
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_arrow_to_the_added_cell_points_at_it_in_every_language(lang):
+    """The note beside the target's added cell starts with a left arrow, as laid out on the
+    page; in Persian, "← از مدل هدف" put the arrow at the far right, away from the cell."""
+    from bidi.algorithm import get_display
+
+    from speclab.figures import check_row_figure
+
+    fig = check_row_figure("ABX", "ABCD", lang=lang)
+    notes = [t.get_text() for t in fig.axes[0].texts if "\u2190" in t.get_text()]
+    assert len(notes) == 1
+    # matplotlib with libraqm lays the text out itself, by the bidi algorithm; without it
+    # the text is given already in display order
+    shown = get_display(notes[0]) if matplotlib_shapes_text() else notes[0]
+    assert shown.startswith("\u2190"), shown

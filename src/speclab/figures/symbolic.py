@@ -34,6 +34,7 @@ from speclab.figures.style import (
     dropped_label,
     text_width,
 )
+from speclab.i18n import DIRECTION
 
 
 def check_row_figure(
@@ -58,7 +59,12 @@ def check_row_figure(
         row_labels = (_("target would choose"), _("guess"), _("new output"))
     else:
         row_labels = [_.shape(label) for label in row_labels]
-    added_label = _("from the target") if added_label is None else _.shape(added_label)
+    if added_label is None:
+        added_label = _.tr.gettext("from the target")
+    # The arrow points left, at the added cell: before a left-to-right label, after a
+    # right-to-left one, whose line starts at the right ("← label" put it at the far right).
+    rtl = DIRECTION[_.lang] == "rtl"
+    added_note = _.shape(f"{added_label} \u2190" if rtl else f"\u2190 {added_label}")
     draft, target, prefix = list(draft), list(target), list(prefix)
     m = accept(draft, target)
     added = target[m : m + 1]
@@ -92,7 +98,7 @@ def check_row_figure(
         output += [(s, "target") for s in added]
         for x, (symbol, role) in enumerate(output):
             cell(ax, x, 0.0, symbol, ROLE_COLOURS[role], fontsize=cell_font)
-        note = f"\u2190 {added_label}" if added else _("end: nothing added")
+        note = added_note if added else _("end: nothing added")
         ax.text(len(output) - 0.3, -0.05, note, ha="left", va="center")
         for i in range(n_prefix):
             cell(ax, i, 1.3, prefix[i], ROLE_COLOURS["prefix"], fontsize=cell_font)

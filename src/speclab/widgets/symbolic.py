@@ -116,7 +116,7 @@ class QuizGame(Shown):
         advance = _("You advance {squares}").format(squares=self._squares(m + 1))
         sums = _("{m} right + 1 free ({why}: {free}).").format(m=m, why=why, free=free)
         self.text.value = paragraph(" &nbsp; ".join(marks), self.lang) + paragraph(
-            f"<b>{advance}</b>: {sums}", self.lang
+            _("{label}: {text}").format(label=f"<b>{advance}</b>", text=sums), self.lang
         )
         self.figure = check_row_figure(
             [cut(normalise(answer), 12) or "?" for answer in typed],
@@ -173,7 +173,10 @@ class PathExplorer(Shown):
         except InvalidGuess:
             problem = explain_invalid(prefix, guess, self.path, self.lang)
             self.text.value = paragraph(
-                f"{CROSS} <b>{_('invalid')}</b>: {html.escape(problem)}", self.lang
+                _("{label}: {text}").format(
+                    label=f"{CROSS} <b>{_('invalid')}</b>", text=html.escape(problem)
+                ),
+                self.lang,
             )
             self.figure = None
             self.picture.value = b""
@@ -185,7 +188,11 @@ class PathExplorer(Shown):
             (_("new output"), verdict.output),
         )
         self.text.value = paragraph(
-            " &nbsp; ".join(f"{name}: <b>{value}</b>" for name, value in parts), self.lang
+            " &nbsp; ".join(
+                _("{label}: {text}").format(label=name, text=f"<b>{value}</b>")
+                for name, value in parts
+            ),
+            self.lang,
         )
         target = self.path[len(prefix) : len(prefix) + len(guess) + 1]
         self.figure = check_row_figure(
