@@ -29,8 +29,11 @@ def check_weights(row):
     if model.startswith("speclab "):  # the shipped models' own shapes, not remembered ones
         from speclab.weights import load_draft, load_target
 
-        shipped = {"speclab target": load_target, "speclab draft": load_draft}[model]().config
+        loaded = {"speclab target": load_target, "speclab draft": load_draft}[model]()
+        shipped = loaded.config
         assert (n_layer, n_embd, n_vocab) == (shipped.n_layer, shipped.n_embd, shipped.n_vocab)
+        # as the package runs it: the draft in float32 (4 bytes), the target in float64 (8)
+        assert int(bytes_per_weight) == loaded.params["wte"].dtype.itemsize, model
     config = GPTConfig(n_layer=n_layer, n_head=1, n_embd=n_embd, n_ctx=1, n_vocab=n_vocab)
     block = n_embd * 3 * n_embd + n_embd * n_embd + 2 * n_embd * 4 * n_embd  # by matrix
     assert int(weights) == n_layer * block + n_vocab * n_embd == matmul_params(config)

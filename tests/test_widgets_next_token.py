@@ -73,3 +73,18 @@ def test_a_long_text_says_it_is_computing_while_the_forward_runs():
     notes.clear()
     shown.text.value = "short"
     assert not any("Computing" in note for note in notes)
+
+
+def test_every_label_stays_on_the_picture_even_at_certainty():
+    """At temperature 0 the top bar reaches 100 %, and its "greedy" label ran off the edge."""
+    from speclab.next_token import Choice
+
+    for top in (1.0, 0.7, 0.3):
+        fig = next_token_figure([Choice(41, 5.0, top), Choice(42, 1.0, 1 - top)])
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        edge = fig.bbox
+        for text in fig.axes[0].texts:
+            box = text.get_window_extent(renderer)
+            assert edge.x0 <= box.x0 and box.x1 <= edge.x1, (top, text.get_text())

@@ -29,7 +29,11 @@ def next_token_figure(choices: Sequence, title: str | None = None) -> Figure:
             bars[0].set_hatch("//")
         for row, value, index in zip(rows, values, range(len(values)), strict=True):
             note = f"{value:.1%}" + ("  greedy" if index == 0 else "")
-            ax.text(value, row, " " + note, va="center", fontsize=13)
+            if value > 0.6:  # inside its bar: beyond it the label ran off the picture at 100 %
+                ax.text(value, row, note + " ", va="center", ha="right", fontsize=13,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})  # fmt: skip
+            else:
+                ax.text(value, row, " " + note, va="center", fontsize=13)
         ax.set_yticks(list(rows), labels)
         ax.set_xlim(0, min(1.0, max(values, default=0.1) * 1.35 + 0.05))
         ax.set_xlabel("probability of being the next token")
