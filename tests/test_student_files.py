@@ -173,6 +173,12 @@ def test_a_folder_per_group_inside_a_class_folder_is_named_not_dropped(tmp_path,
     assert main(["check-guesses", "--lang", "en", "--summary", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert "top" in captured.out and "a folder inside, not read" in captured.err
+    # named too, in another spelling: read, and no note that says it was not
+    inner = f"{tmp_path}{os.sep}.{os.sep}p1{os.sep}"
+    assert main(["check-guesses", "--lang", "en", "--summary", str(tmp_path), inner]) == 0
+    captured = capsys.readouterr()
+    assert [line.split()[0] for line in captured.out.splitlines()[2:]] == ["top", "a"]
+    assert "a folder inside" not in captured.err
 
 
 def test_helper_files_beside_a_spreadsheet_are_noted_and_skipped(tmp_path, capsys):

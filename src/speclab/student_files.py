@@ -304,6 +304,14 @@ def _quoting_problem(error: csv.Error) -> Message:
     return Message(N_('broken quoting: a " opens a cell and never closes (or text follows it)'))
 
 
+def _same_place(path: Path) -> str:
+    """A folder's name for comparing two spellings of it (`class/a`, `./class/a/`)."""
+    try:
+        return os.path.normcase(os.path.realpath(path))
+    except (OSError, ValueError):
+        return str(path)
+
+
 def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Message]]:
     """The files to check (a folder gives its *.csv entries), one error line per bad name,
     and one note per entry skipped.
@@ -315,6 +323,7 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
     skipped. A helper file named on its own is checked like any other.
     """
     files, errors, notes = [], [], []
+    named_folders = {_same_place(Path(name)) for name in names}
     for name in names:
         path = Path(name)
         if not _is_folder(path):
@@ -351,6 +360,7 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
                 {"name": shown(str(path / name))},
             )
             for name in inner
+            if _same_place(path / name) not in named_folders  # named too: read, nothing to say
         ]
         helpers = [entry for entry in found if entry.name.startswith(HELPER_FILE_PREFIXES)]
         notes += [
