@@ -156,6 +156,12 @@ def test_unknown_platform_or_python_is_refused_before_anything_is_written(tmp_pa
     assert "unknown platform beos-x86_64" in error and "windows-x86_64" in error
     assert classroom_pack.main(["--pythons", "3.10", "--out", str(out)]) == 2
     assert "unknown Python 3.10" in capsys.readouterr().err
+    for option in ("--platforms", "--pythons"):  # empty: it used to build all 15 pairs
+        assert classroom_pack.main([option, " , ", "--out", str(out)]) == 2
+        assert f"{option} ' , ' names none" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # argparse's usage error
+        classroom_pack.main(["--out", ""])
+    assert stopped.value.code == 2 and "an empty path" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -644,3 +650,20 @@ def test_the_packs_handouts_hold_no_lock_file(tmp_path):
     assert classroom_pack.build_handouts(tmp_path / "project", dest, "html") == "html"
     assert (dest / "99_x.html").is_file()
     assert sorted(p.name for p in dest.iterdir() if p.name.startswith(".")) == [".speclab-handouts"]
+
+
+def test_the_printed_launch_command_can_be_pasted_from_a_folder_with_spaces():
+    """install.sh --no-launch printed the command unquoted: pasted from "speclab pack" or
+    "C:\\Users\\First Last" it broke at the space."""
+    import shlex
+
+    posix = pack_install.launch_command("/tmp/my pack/.venv/bin/python", "/tmp/my pack/nb ü")
+    assert shlex.split(posix) == [
+        "/tmp/my pack/.venv/bin/python", "-m", "jupyterlab", "--notebook-dir=/tmp/my pack/nb ü"
+    ]  # fmt: skip
+    windows = pack_install.launch_command(
+        r"C:\Users\First Last\pack\.venv\Scripts\python.exe", r"C:\Users\First Last\pack\nb",
+        windows=True,
+    )  # fmt: skip
+    assert windows.startswith('"C:\\Users\\First Last\\pack\\.venv\\Scripts\\python.exe" -m')
+    assert windows.endswith('"--notebook-dir=C:\\Users\\First Last\\pack\\nb"')

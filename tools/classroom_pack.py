@@ -303,7 +303,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog=f"platforms: {', '.join(PLATFORMS)}; pythons: {', '.join(PYTHONS)}",
     )
     parser.add_argument(
-        "--out", type=Path, default=REPO / "build" / "classroom-pack", help="the pack's folder"
+        "--out", type=_folder, default=REPO / "build" / "classroom-pack", help="the pack's folder"
     )
     parser.add_argument("--platforms", default=None, help="comma list (default: all)")
     parser.add_argument("--pythons", default=None, help="comma list (default: all)")
@@ -357,8 +357,12 @@ def _main(args: argparse.Namespace) -> int:
                                  "leave out --pythons and --platforms, or leave out --this-machine")  # fmt: skip
             args.pythons, args.platforms = this_machine()
         check_out(args.out)
-        pythons = _comma_list(args.pythons) if args.pythons else list(PYTHONS)
-        platforms = _comma_list(args.platforms) if args.platforms else list(PLATFORMS)
+        pythons = list(PYTHONS) if args.pythons is None else _comma_list(args.pythons, "--pythons")
+        platforms = (
+            list(PLATFORMS)
+            if args.platforms is None
+            else _comma_list(args.platforms, "--platforms")
+        )
         targets = targets_for(pythons, platforms)
         started = time.perf_counter()
         build_pack(args.out, targets, args.with_test_extras, args.handouts)
@@ -377,8 +381,19 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _comma_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+def _comma_list(text: str, option: str) -> list[str]:
+    """'a, b' -> ['a', 'b']; an empty list is refused (it used to mean every pair: a build of
+    15 pairs where the teacher meant to choose some)."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
+        raise UsageError(f"{option} {text!r} names none; give a comma list, or leave {option} out")
+    return parts
+
+
+def _folder(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give the pack's folder")
+    return Path(text)
 
 
 if __name__ == "__main__":

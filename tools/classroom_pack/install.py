@@ -239,6 +239,17 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
+def launch_command(python, notebooks, windows=None) -> str:
+    """The command that opens the lessons, quoted to paste into this computer's shell: a
+    folder like "C:\\Users\\First Last" or "speclab pack" broke it unquoted."""
+    argv = [str(python), "-m", "jupyterlab", "--notebook-dir=" + str(notebooks)]
+    if os.name == "nt" if windows is None else windows:
+        return subprocess.list2cmdline(argv)
+    import shlex
+
+    return " ".join(shlex.quote(arg) for arg in argv)
+
+
 def main(argv=None):
     args = parse_args(argv)
     pack = args.pack.resolve()
@@ -259,7 +270,7 @@ def main(argv=None):
         return 130
     notebooks = pack / "speclab" / "notebooks"
     if args.no_launch:
-        say(f"ready. Start the lessons with: {python} -m jupyterlab --notebook-dir={notebooks}")
+        say(f"ready. Start the lessons with: {launch_command(python, notebooks)}")
         return 0
     say("opening JupyterLab on the lessons; stop it with Ctrl-C (twice) in this window.")
     try:
