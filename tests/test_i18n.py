@@ -560,7 +560,7 @@ def test_a_command_in_a_persian_notebook_is_shown_right_to_left(monkeypatch, tmp
     right: 'ردیف 3: guess 'abx' …' came out in pieces, in the wrong order."""
     import IPython.display
 
-    from speclab.i18n import command_in_notebook
+    from speclab.cli import command_in_notebook
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", shown.append)

@@ -215,28 +215,6 @@ RTL_NOTEBOOK_STYLE = (
 )
 
 
-def command_in_notebook(argv: list[str], lang: str) -> int:
-    """Run `speclab argv` in a notebook and show what it prints in lang's direction; its status.
-
-    A notebook shows printed text left to right, so a Persian report's words came out of
-    order ("ردیف 3: guess 'abx' در جایگاه 1 …" in pieces); shown as <pre dir="rtl"> it
-    reads as on a Persian console. Errors (stderr) are shown as the notebook shows them.
-    """
-    import contextlib
-    import html
-
-    from IPython.display import HTML, display
-
-    from speclab.cli import main
-
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        status = main(argv)
-    shown = html.escape(printed.getvalue())
-    display(HTML(f'<pre lang="{lang}" dir="{DIRECTION[lang]}">{shown}</pre>'))
-    return status
-
-
 def notebook_style(lang: str) -> str:
     """The HTML a notebook in `lang` shows once to lay its Markdown out (empty unless rtl)."""
     return RTL_NOTEBOOK_STYLE if DIRECTION[lang] == "rtl" else ""
