@@ -640,6 +640,7 @@ def test_escape_codes_in_out_are_shown_not_obeyed(tmp_path, capsys):
         ),
         (lambda lessons, out: out.write_text("a file", "utf-8"), "is a file, not a folder"),
         (lambda lessons, out: [p.unlink() for p in lessons.rglob("*.md")], "no lessons in"),
+        (lambda lessons, out: shutil.rmtree(lessons), "lessons does not exist: give --lessons"),
     ],
 )
 def test_bad_input_gets_a_message(tmp_path, setup, message, capsys):
@@ -848,3 +849,19 @@ def test_a_folder_holding_only_a_killed_builds_lock_and_leftovers_is_built_into(
 def test_an_image_from_the_web_is_linked_as_it_is(tmp_path):
     body = render_body("# T\n\n![a map](https://example.org/map.png)\n", tmp_path, "figures")
     assert '<img src="https://example.org/map.png" alt="a map">' in body
+
+
+def test_a_folder_that_cannot_be_written_is_named_as_given(tmp_path, capsys, monkeypatch):
+    """A read-only --out was named by the hidden build folder inside it
+    (`out/.speclab-building-hmyjvxsg: Permission denied`), a name the teacher never gave."""
+    import tempfile
+
+    def refused(prefix, dir):
+        raise PermissionError(13, "Permission denied", str(Path(dir) / f"{prefix}hmyjvxsg"))
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refused)
+    lessons, out = _small_lessons(tmp_path), tmp_path / "out"
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1 and f"cannot write the handouts ({out}): Permission denied" in err
+    assert ".speclab-building" not in err

@@ -423,6 +423,8 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     """
     if lessons_dir.exists() and not lessons_dir.is_dir():
         raise HandoutError(f"{lessons_dir} is a file: give --lessons a folder of .md files")
+    if not lessons_dir.exists():
+        raise HandoutError(f"{lessons_dir} does not exist: give --lessons a folder of .md files")
     if not lessons_dir.is_dir() or not any(lessons_dir.glob("*.md")):
         raise HandoutError(f"no lessons in {lessons_dir}: give --lessons a folder of .md files")
     pdf = chromium.chromium_available() if pdf is None else pdf
@@ -603,7 +605,10 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"handouts: {error}"), file=sys.stderr)
         return 1
     except OSError as error:  # a read-only or full disk, a folder where a file must go
-        where = f" ({error.filename})" if error.filename else ""
+        name = error.filename
+        if name and STAGE_PREFIX in str(name):  # the hidden folder a build is made in
+            name = args.out
+        where = f" ({name})" if name else ""
         print(
             printable(f"handouts: cannot write the handouts{where}: {error.strerror or error}"),
             file=sys.stderr,
