@@ -1125,7 +1125,8 @@ def test_scale_attention_starts_a_run_from_sharpened_weights_and_records_it(tmp_
         (["--init-from", "x.npz", "--scale-attention=-0.1=2"], "expected LAYER.HEAD=FACTOR"),
         (["--init-from", "x.npz", "--scale-attention", "0.+1=2"], "expected LAYER.HEAD=FACTOR"),
         (["--init-from", "x.npz", "--scale-attention", "0.1_0=2"], "expected LAYER.HEAD=FACTOR"),
-        (["--init-from", "x.npz", "--scale-attention", "5.0=2"], "layers 0-0 and heads 0-1"),
+        (["--init-from", "x.npz", "--scale-attention", "5.0=2"],
+         "the smoke recipe's model has layers 0-0 and heads 0-1"),  # fmt: skip
         (["--init-from", "x.npz", "--scale-attention", "0.0=0"], "above 0 and at most 100"),
         (["--init-from", "x.npz", "--scale-attention", "0.0=inf"], "above 0 and at most 100"),
         (["--init-from", "x.npz", "--scale-attention", "0.0=2", "--scale-attention", "0.0=3"],

@@ -73,9 +73,11 @@ MAX_ATTENTION_SCALE = 100.0
 
 
 def attention_scales(settings: list[str], n_layer: int, n_head: int,
-                     option: str = "--scale-attention") -> dict[tuple[int, int], float]:  # fmt: skip
+                     option: str = "--scale-attention",
+                     model: str = "the model") -> dict[tuple[int, int], float]:  # fmt: skip
     """LAYER.HEAD=FACTOR settings as {(layer, head): factor}; a clear error naming option for a
-    bad one (a malformed setting, a head the model lacks, a factor out of range, a head twice)."""
+    bad one (a malformed setting, a head the model lacks, a factor out of range, a head twice).
+    model: how the error names the model whose shape it checked against."""
     scales = {}
     for setting in settings:
         where, sep, text = setting.partition("=")
@@ -90,7 +92,7 @@ def attention_scales(settings: list[str], n_layer: int, n_head: int,
             raise ValueError(f"{option} {setting!r}: expected LAYER.HEAD=FACTOR, "
                              "e.g. 0.1=2 (layer 0, head 1, logits times 2)")  # fmt: skip
         if not (0 <= key[0] < n_layer and 0 <= key[1] < n_head):
-            raise ValueError(f"{option} {setting!r}: the model has layers 0-{n_layer - 1} and "
+            raise ValueError(f"{option} {setting!r}: {model} has layers 0-{n_layer - 1} and "
                              f"heads 0-{n_head - 1}")  # fmt: skip
         if not (math.isfinite(factor) and 0 < factor <= MAX_ATTENTION_SCALE):
             raise ValueError(f"{option} {setting!r}: the factor must be above 0 and at most "
@@ -363,7 +365,9 @@ def _is_shipped(out: Path) -> bool:
 def _run(args, name: str, run_dir: Path) -> int:
     try:
         cfg = _recipe(args, name)
-        scales = attention_scales(args.scale_attention, cfg.n_layer, cfg.n_head)
+        # checked against the recipe's shape, which --init-from's weights must have too
+        scales = attention_scales(args.scale_attention, cfg.n_layer, cfg.n_head,
+                                  model=f"the {name} recipe's model")  # fmt: skip
         problem = _path_problem(args, run_dir, cfg)
     except ValueError as error:
         problem = str(error)
