@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from speclab.cli import main
 from speclab.exercises import GuessFileError, check_guesses, score
 from speclab.guesses_report import format_report
-from speclab.paths import data_dir
+from speclab.paths import data_dir, repo_root
 
 GOOD = "prefix,guess,expected_output\n,ABX,ABC\n,ABC,ABCD\n,XBC,A\nABCD,EFG,ABCDEFG\n"
 
@@ -48,6 +48,9 @@ def assert_good_table(frame: pd.DataFrame) -> None:
     assert (frame["error"] == "").all()
 
 
+TABLE_ROWS = {("", "ABX"), ("", "ABC"), ("", "XBC"), ("ABCD", "EFG")}  # the worked table
+
+
 def test_worked_file():
     frame = check_guesses(data_dir() / "guesses.csv")
     assert list(frame.columns[:8]) == [
@@ -66,7 +69,18 @@ def test_worked_file():
     assert result.rows == len(frame)
     assert result.with_expectation == 5
     assert result.right == 4  # row 6 is the deliberate slip
-    assert frame.loc[frame["row"] == 6, "output"].item() == "AB"
+    assert frame.loc[frame["row"] == 6, "output"].item() == "ABC"  # ABXD: A, B kept, C added
+    # the rows left for the student are none of handout 02's exercise rows, whose answers
+    # the notebook would otherwise print before the class has done them
+    handout = (repo_root() / "lessons" / "02_symbolic_acceptance.md").read_text(encoding="utf-8")
+    exercise_rows = {
+        (cells[0].replace("(empty)", ""), cells[1])
+        for line in handout.splitlines()
+        if line.startswith("| ")
+        and len(cells := [c.strip() for c in line.strip("|").split("|")]) > 2
+    }
+    mine = set(zip(frame["prefix"], frame["guess"], strict=True))
+    assert ("AB", "CDX") in exercise_rows and not mine & (exercise_rows - TABLE_ROWS)
 
 
 def test_worked_file_command(capsys):
