@@ -667,3 +667,40 @@ def test_the_printed_launch_command_can_be_pasted_from_a_folder_with_spaces():
     )  # fmt: skip
     assert windows.startswith('"C:\\Users\\First Last\\pack\\.venv\\Scripts\\python.exe" -m')
     assert windows.endswith('"--notebook-dir=C:\\Users\\First Last\\pack\\nb"')
+
+
+def test_the_readme_quotes_the_saved_pack_sizes():
+    """README's table of pack sizes is the saved record of a real build, not remembered."""
+    record = json.loads(
+        (repo_root() / "docs" / "classroom-pack-sizes.json").read_text(encoding="utf-8")
+    )
+    readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
+    sizes = record["sizes"]
+
+    def mb(n_bytes):
+        return f"{n_bytes / 1e6:.1f} MB"
+
+    assert f"at commit {record['commit'][:7]} (`docs/classroom-pack-sizes.json`" in readme
+    per_platform = sizes["per_platform_wheels_bytes"]
+    rows = {
+        "everything": sizes["total_bytes"],
+        "`speclab/` (code, notebooks, data, weights)": sizes["speclab_bytes"],
+        "`handouts/` (32 pages in HTML and 64 PDFs, English, Chinese, Persian)": sizes[
+            "handouts_bytes"
+        ],
+        "`wheels/`, each file once": sizes["wheels_bytes"],
+        "wheels for Linux x86_64 (3 Pythons)": per_platform["linux-x86_64"],
+        "wheels for Linux aarch64": per_platform["linux-aarch64"],
+        "wheels for macOS Apple silicon": per_platform["macos-arm64"],
+        "wheels for macOS Intel": per_platform["macos-x86_64"],
+        "wheels for Windows x86_64": per_platform["windows-x86_64"],
+    }
+    for part, n_bytes in rows.items():
+        assert f"| {part} | {mb(n_bytes)} |" in readme, part
+    installs = sizes["per_target_wheels_bytes"].values()
+    assert f"| {mb(min(installs))[:-3]} to {mb(max(installs))} |" in readme
+    extra = sizes["speclab_bytes"] + sizes["handouts_bytes"]
+    assert f"that platform's wheels plus {mb(extra)}" in readme
+    counts = record["wheels_per_pair"].values()
+    assert f"took {record['build_seconds']} s" in readme
+    assert f"({min(counts)} to {max(counts)} wheels per pair" in readme
