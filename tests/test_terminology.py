@@ -22,6 +22,7 @@ BANNED = {
     r"\bone source\b": "a source the learner never saw",
     r"\broll(ed)?-back\b": "say rolled back or rollback",
     r"nothing \(end of the path\)": 'say "none (end)", as the tables and keys do',
+    r"(?i)\bsquares advanced\b|\byou advance\b": 'say "squares moved", "you move", as lesson 01 does',
 }
 
 

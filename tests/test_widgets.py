@@ -24,7 +24,7 @@ def figure_texts(fig) -> list[str]:
 def test_quiz_default_round():
     game = QuizGame()
     assert game.accepted == 2
-    assert "You advance 3 squares" in game.text.value
+    assert "You move 3 squares" in game.text.value
     assert game.text.value.count(TICK) == 2 and game.text.value.count(CROSS) == 1
     assert "dropped: Q4" in game.text.value
     assert game.picture.value[:4] == PNG_MAGIC
@@ -36,7 +36,7 @@ def test_quiz_typing_changes_what_is_shown():
     game.answers[2].value = " 6 "  # stray spaces do not matter
     assert game.accepted == 4
     assert game.text.value != before_text
-    assert "You advance 5 squares" in game.text.value
+    assert "You move 5 squares" in game.text.value
     assert "bonus" in game.text.value and "120" in game.text.value
     assert game.picture.value != before_png
     assert figure_texts(game.figure).count(TICK) == 4
@@ -53,7 +53,7 @@ def test_quiz_first_answer_wrong_still_advances_one():
     game = QuizGame()
     game.answers[0].value = "6"
     assert game.accepted == 0
-    assert "You advance 1 square<" in game.text.value
+    assert "You move 1 square<" in game.text.value
     assert "(host: 8)" in game.text.value
 
 

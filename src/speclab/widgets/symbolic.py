@@ -1,7 +1,7 @@
 """Widgets of lessons 01-03: the quiz, the ABCDEFG path, the speedup sliders.
 
 - `QuizGame` (lesson 01): type 4 answers; the host checks all four at once and you see
-  the ticks, the first cross, the dropped rest and the squares advanced (accepted + 1).
+  the ticks, the first cross, the dropped rest and the squares moved (accepted + 1).
 - `PathExplorer` (lesson 02): pick a prefix and a guess on the path ABCDEFG and see the
   verdict, or the error message of an invalid case.
 - `SpeedupExplorer` (lesson 03): sliders for alpha, k and c over Leviathan et al. (2023)
@@ -113,7 +113,7 @@ class QuizGame(Shown):
             why = _("the host's answer to the one you missed")
         else:
             why = _("the bonus question")
-        advance = _("You advance {squares}").format(squares=self._squares(m + 1))
+        advance = _("You move {squares}").format(squares=self._squares(m + 1))
         sums = _("{m} right + 1 free ({why}: {free}).").format(m=m, why=why, free=free)
         self.text.value = paragraph(" &nbsp; ".join(marks), self.lang) + paragraph(
             _("{label}: {text}").format(label=f"<b>{advance}</b>", text=sums), self.lang
@@ -121,7 +121,7 @@ class QuizGame(Shown):
         self.figure = check_row_figure(
             [cut(normalise(answer), 12) or "?" for answer in typed],
             self.answer_key,
-            row_labels=(_("host's answers"), _("your answers"), _("squares advanced")),
+            row_labels=(_("host's answers"), _("your answers"), _("squares moved")),
             title=_("{m} right, {squares}").format(m=m, squares=self._squares(m + 1)),
             added_label=_("free: the host's answer"),
             lang=self.lang,
