@@ -119,6 +119,9 @@ def test_eq1_figure_curves_are_the_formulas():
     assert np.allclose(speedups, expected_speedup(alphas, 4, 0.05))
     shown = " ".join(texts(fig))
     assert "simulated" in shown and "slower than greedy" in shown
+    # the simulated mean sits at the alpha it was simulated at (it was drawn at alpha + 0.02)
+    simulated = [line for line in left.lines if line.get_marker() == "X"][0]
+    assert simulated.get_xdata().tolist() == [0.8]
 
 
 def test_figures_do_not_change_global_style_or_leave_open_figures():

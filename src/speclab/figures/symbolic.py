@@ -293,18 +293,20 @@ def eq1_figure(
     with matplotlib.rc_context(_.style):
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), layout="constrained")
         left.plot(alphas, tokens, color=OKABE_ITO["blue"], lw=3, label=_("Eq. 1"))
-        left.plot(
+        left.plot(  # a ring, so that the simulated mean drawn at the same alpha shows inside it
             [alpha],
             [expected_tokens_per_round(alpha, k)],
             "o",
-            ms=12,
+            ms=18,
+            mfc="none",
+            mew=3,
             color=OKABE_ITO["blue"],
             label=_("formula at \u03b1"),
         )
         if simulated_mean is not None:
             error = 2 * (simulated_standard_error or 0.0)
-            left.errorbar(
-                [alpha + 0.02],
+            left.errorbar(  # at alpha itself: it was drawn 0.02 to the right, at 1.02 for alpha 1
+                [alpha],
                 [simulated_mean],
                 yerr=[error],
                 fmt="X",
