@@ -50,7 +50,7 @@ INVALID = [
     ("X", "B", "prefix_not_on_path", "not a prefix"),
     ("ABCDEFG", "A", "prefix_complete", "whole path"),
     ("ABCD", "EFGH", "guess_too_long", "only 3 remain"),
-    ("", "ABCDEFGH", "guess_too_long", "only 7 remain"),
+    ("", "ABCDEFGH", "guess_too_long", "only 7 are on the path ABCDEFG"),
     ("ab", "C", "lowercase", "capitals"),
 ]
 

@@ -338,6 +338,7 @@ INVALID = [
     ("ABD", "E"),
     ("ABCDEFG", "A"),
     ("ABCD", "EFGH"),
+    ("", "ABCDEFGH"),
     ("A1", "B"),
 ]
 

@@ -103,6 +103,8 @@ def test_path_explorer_table_rows():
         ("ABD", "E", "not a prefix"),
         ("ABCDEFG", "A", "whole path"),
         ("ABCD", "EFGH", "only 3 remain"),
+        ("", "ABCDEFGH", "only 7 are on the path ABCDEFG"),  # not "after prefix ''"
+        ("(empty)", "ABC", "leave the prefix cell blank"),  # the placeholder, as the CSV says
     ],
 )
 def test_path_explorer_shows_each_error(prefix, guess, phrase):
@@ -186,3 +188,10 @@ def test_an_emoji_answer_draws_a_box_without_a_warning_in_the_cell(recwarn):
     game.answers[0].value = "8\U0001f577"  # a spider: no font here has it
     assert game.picture.value[:4] == b"\x89PNG"
     assert not [w for w in recwarn if "missing from" in str(w.message)]
+
+
+def test_path_explorer_reads_cells_as_the_csv_checker_does():
+    """A space typed after a guess was an error in the widget and stripped by the checker."""
+    explorer = PathExplorer()
+    explorer.prefix.value, explorer.guess.value = " A ", "BCX "
+    assert "new output: <b>ABCD</b>" in explorer.text.value  # B, C kept; the target adds D

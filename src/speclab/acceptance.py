@@ -124,7 +124,11 @@ def _check_inputs(prefix: str, guess: str, path: str) -> None:
     if len(guess) > remaining:
         raise InvalidGuess(
             f"guess {guess!r} has {len(guess)} letters but only {remaining} "
-            f"remain after prefix {prefix!r} on the path {path}",
+            + (
+                f"remain after prefix {prefix!r} on the path {path}"
+                if prefix
+                else f"are on the path {path}"
+            ),
             "guess_too_long",
         )
 

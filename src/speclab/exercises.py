@@ -451,13 +451,15 @@ def _invalid_message(prefix: str, guess: str, path: str) -> Message | None:
         )
     remaining = len(path) - len(prefix)
     if len(guess) > remaining:
-        return Message(
-            N_(
-                "guess {guess!r} has {length} letters but only {remaining} "
-                "remain after prefix {prefix!r} on the path {path}"
-            ),
-            {**params, "length": len(guess), "remaining": remaining},
+        template = N_(
+            "guess {guess!r} has {length} letters but only {remaining} "
+            "remain after prefix {prefix!r} on the path {path}"
         )
+        if not prefix:  # "after prefix ''" read oddly
+            template = N_(
+                "guess {guess!r} has {length} letters but only {remaining} are on the path {path}"
+            )
+        return Message(template, {**params, "length": len(guess), "remaining": remaining})
     return None
 
 
@@ -469,6 +471,8 @@ def explain_invalid(
     Used by the checker and by lesson 02's widget, so both speak the learner's language.
     """
     message = _invalid_message(prefix, guess, path)
+    if prefix.strip().lower() in _in_every_language(frozenset(PREFIX_PLACEHOLDERS)):
+        message = _placeholder_prefix(prefix.strip())  # "(empty)" typed: the CSV's advice
     if message is None:
         try:
             verify_on_path(prefix, guess, path)
@@ -476,6 +480,14 @@ def explain_invalid(
             return str(error)
         return ""
     return _in_language(message, translator(lang))
+
+
+def _placeholder_prefix(prefix: str) -> Message:
+    """A prefix written as the tables write an empty one ("(empty)", "none", "-")."""
+    return Message(
+        N_("prefix {prefix!r}: leave the prefix cell blank to start at the beginning"),
+        {"prefix": prefix},
+    )
 
 
 def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dict:
@@ -486,10 +498,7 @@ def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dic
             result["error"] = problem
             return result
     if prefix.lower() in _in_every_language(frozenset(PREFIX_PLACEHOLDERS)):
-        result["error"] = Message(
-            N_("prefix {prefix!r}: leave the prefix cell blank to start at the beginning"),
-            {"prefix": prefix},
-        )
+        result["error"] = _placeholder_prefix(prefix)
         return result
     try:
         verdict = verify_on_path(prefix, guess, path_symbols)

@@ -167,7 +167,7 @@ class PathExplorer(Shown):
 
     def update(self) -> None:
         _ = self.tr.gettext
-        prefix, guess = self.prefix.value, self.guess.value
+        prefix, guess = self.prefix.value.strip(), self.guess.value.strip()  # as the CSV does
         try:
             verdict = verify_on_path(prefix, guess, self.path)
         except InvalidGuess:
