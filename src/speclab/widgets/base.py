@@ -8,6 +8,7 @@ right to left and `paragraph` marks each sentence with its language and directio
 """
 
 import io
+import math
 import re
 import warnings
 
@@ -59,8 +60,14 @@ def typed_text(value: str) -> str:
 
 
 def normalise(answer: str) -> str:
-    """A typed answer as the host reads it: no stray spaces, any case, digits of any script."""
-    return typed_text(answer).strip().casefold().translate(OTHER_DIGITS)
+    """A typed answer as the host reads it: no stray spaces, any case, digits of any script,
+    and a whole number however it is written ("08" and "8.0" are 8)."""
+    text = typed_text(answer).strip().casefold().translate(OTHER_DIGITS)
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return str(int(value)) if math.isfinite(value) and value.is_integer() else text
 
 
 RTL_STYLE = "<style>.speclab-rtl { direction: rtl; text-align: right; }</style>"
