@@ -202,3 +202,21 @@ def test_path_explorer_reads_cells_as_the_csv_checker_does():
     explorer = PathExplorer()
     explorer.prefix.value, explorer.guess.value = " A ", "BCX "
     assert "new output: <b>ABCD</b>" in explorer.text.value  # B, C kept; the target adds D
+
+
+def test_a_long_quiz_answer_stays_inside_its_box():
+    """Answers were cut at 12 characters in a box that holds about 4: 'eight legs' spilled
+    over the row's label."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.patches import Rectangle
+
+    game = QuizGame(answers=("eight legs", "fifty-six", "6", "90"))
+    fig = game.figure
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    ax = fig.axes[0]
+    boxes = [p.get_window_extent(renderer) for p in ax.patches if isinstance(p, Rectangle)]
+    for text in ax.texts:
+        shown = text.get_window_extent(renderer)
+        mine = [b for b in boxes if b.contains(*shown.bounds[:2]) or b.contains(shown.x1, shown.y1)]
+        for box in mine:  # a symbol drawn in a box stays within it
+            assert box.x0 <= shown.x0 and shown.x1 <= box.x1, text.get_text()

@@ -70,7 +70,8 @@ def check_row_figure(
     added = target[m : m + 1]
     n_prefix, k = len(prefix), len(draft)
     width = n_prefix + max(k, len(target)) + 1
-    cell_font = 20 if max(map(len, draft + target + prefix), default=1) <= 2 else 15
+    longest = max(map(len, draft + target + prefix), default=1)
+    cell_font = 20 if longest <= 2 else 15 if longest <= 4 else 11  # a quiz answer of 6 fits
     label_room = 0.32 * max(map(text_width, row_labels)) + 0.3
     with matplotlib.rc_context(_.style):
         fig, ax = plt.subplots(figsize=(0.75 * (width + label_room + 2.5), 4.2))

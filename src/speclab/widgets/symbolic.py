@@ -119,7 +119,7 @@ class QuizGame(Shown):
             _("{label}: {text}").format(label=f"<b>{advance}</b>", text=sums), self.lang
         )
         self.figure = check_row_figure(
-            [cut(normalise(answer), 12) or "?" for answer in typed],
+            [cut(normalise(answer), 6) or "?" for answer in typed],
             self.answer_key,
             row_labels=(_("host's answers"), _("your answers"), _("squares moved")),
             title=_("{m} right, {squares}").format(m=m, squares=self._squares(m + 1)),
