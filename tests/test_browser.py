@@ -273,3 +273,48 @@ def test_notebook_in_jupyterlab(notebook, lab, page):
     logged = logged_errors(page)  # widget callbacks fail here, outside any cell
     assert not logged, f"{name}: JupyterLab's log console shows errors:\n{logged[-3000:]}"
     print(f"{name}: {time.monotonic() - started:.0f} s in the browser")
+
+
+_CELL_ORDER = """
+() => [...document.querySelectorAll('pre > div')].map((div) => {
+  const node = div.firstChild;
+  const text = node ? node.data : '';
+  const lefts = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '\\u2068') continue;
+    const range = document.createRange();  // the isolated cell's first character
+    range.setStart(node, i + 1);
+    range.setEnd(node, i + 2);
+    lefts.push(range.getBoundingClientRect().left);
+  }
+  return {dir: getComputedStyle(div).direction, text, lefts};
+})
+"""
+
+
+def test_a_persian_report_in_a_notebook_keeps_its_columns_in_order(tmp_path, monkeypatch):
+    """check-guesses' Persian report shown right to left put the Latin cells of a row in one
+    left-to-right run, so 'ABX' stood under the header's 'expected': the table lines now stay
+    left to right cell by cell (as on a console), the sentences right to left."""
+    import IPython.display
+
+    from speclab.cli import command_in_notebook
+
+    _require_chromium()
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    student = tmp_path / "student.csv"
+    student.write_text("prefix,guess,expected_output\n,ABX,ABC\nAB,CDX,\n,abx,\n", "utf-8")
+    assert command_in_notebook(["check-guesses", "--lang", "fa", str(student)], "fa") == 1
+    page_file = tmp_path / "report.html"
+    page_file.write_text(f"<!doctype html><meta charset=utf-8>{shown[0].data}", "utf-8")
+    with chromium(tmp_path / "profile") as context:
+        page = context.new_page()
+        page.goto(page_file.as_uri())
+        lines = page.evaluate(_CELL_ORDER)
+    table = [line for line in lines if len(line["lefts"]) > 2]
+    assert len(table) == 4, lines  # the header and three rows
+    for line in table:
+        assert line["dir"] == "ltr" and line["lefts"] == sorted(line["lefts"]), line
+    sentences = [line for line in lines if line["text"].startswith("ردیف 4:")]
+    assert sentences and all(line["dir"] == "rtl" for line in sentences), lines

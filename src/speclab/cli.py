@@ -353,11 +353,12 @@ def _stand_in_for_closed_streams() -> None:
 # (cp1256 has the Persian ک, 0x98, and the zero-width non-joiner.)
 LOOKALIKES = {"\u06cc": "\u064a", "\u0654": ""}  # Persian yeh -> Arabic yeh; hamza above
 
-# What a console that had to escape letters is told once, when the command ends (ASCII: that
-# console may be the one that cannot show the rest).
+# What output that had to escape letters is followed by once, when the command ends (ASCII:
+# that output may be the one that cannot hold the rest). Not `chcp 65001`: a Windows console
+# gets UTF-8 from Python anyway; a pipe or file gets the ANSI code page, which chcp leaves.
 NARROW_CONSOLE_HINT = (
-    "speclab: this console ({encoding}) cannot show some of these letters, so they were "
-    "printed as \\u... codes; on Windows run `chcp 65001` first, or set PYTHONIOENCODING=utf-8"
+    "speclab: this output's encoding ({encoding}) cannot hold some of these letters, so they "
+    "were written as \\u... codes; set PYTHONIOENCODING=utf-8 (or PYTHONUTF8=1) to keep them"
 )
 _escaped_on: list[str] = []  # the encodings that escaped something, in this process
 
@@ -426,25 +427,38 @@ def _silence_stdout() -> None:
 
 
 def command_in_notebook(argv: list[str], lang: str) -> int:
-    """Run `speclab argv` in a notebook and show what it prints in lang's direction; its status.
+    """Run `speclab argv` in a notebook and show what it prints, laid out for lang; its status.
 
-    A notebook shows printed text left to right, so a Persian report's words came out of
-    order ("ردیف 3: guess 'abx' در جایگاه 1 …" in pieces); shown as <pre dir="rtl"> it
-    reads as on a Persian console. Errors (stderr) are shown as the notebook shows them.
+    A notebook shows printed text left to right as one paragraph per line, so a Persian
+    report came out of order ("ردیف 3: guess 'abx' در جایگاه 1 …" in pieces). Here each
+    sentence line takes lang's direction, and each table line (cells apart by two spaces or
+    more) and each file title stays left to right with every cell isolated, so the columns
+    keep their order under their header as on a console. Errors (stderr) are shown as the
+    notebook shows them; what was printed before an error or a Ctrl-C is shown too.
     """
     import contextlib
     import html
     import io
+    import re
 
     from IPython.display import HTML, display
 
     from speclab.i18n import DIRECTION
 
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        status = main(argv)
-    shown = html.escape(printed.getvalue())
-    display(HTML(f'<pre lang="{lang}" dir="{DIRECTION[lang]}">{shown}</pre>'))
+    try:
+        with contextlib.redirect_stdout(printed):
+            status = main(argv)
+    finally:
+        lines = []
+        for line in printed.getvalue().splitlines():
+            if line.startswith("== ") or re.search(r"\S {2,}\S", line):
+                cells = re.split(r"( {2,})", line)
+                text = "".join(c if not c.strip() else f"\u2068{c}\u2069" for c in cells)
+                lines.append(f'<div dir="ltr">{html.escape(text) or "&nbsp;"}</div>')
+            else:
+                lines.append(f'<div dir="{DIRECTION[lang]}">{html.escape(line) or "&nbsp;"}</div>')
+        display(HTML(f'<pre lang="{lang}">{"".join(lines)}</pre>'))
     return status
 
 
