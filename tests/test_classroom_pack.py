@@ -159,6 +159,8 @@ def test_unknown_platform_or_python_is_refused_before_anything_is_written(tmp_pa
     for option in ("--platforms", "--pythons"):  # empty: it used to build all 15 pairs
         assert classroom_pack.main([option, " , ", "--out", str(out)]) == 2
         assert f"{option} ' , ' names none" in capsys.readouterr().err
+        assert classroom_pack.main(["--this-machine", option, "", "--out", str(out)]) == 2
+        assert "--this-machine chooses the Python and platform itself" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stopped:  # argparse's usage error
         classroom_pack.main(["--out", ""])
     assert stopped.value.code == 2 and "an empty path" in capsys.readouterr().err

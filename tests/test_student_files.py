@@ -179,6 +179,11 @@ def test_a_folder_per_group_inside_a_class_folder_is_named_not_dropped(tmp_path,
     captured = capsys.readouterr()
     assert [line.split()[0] for line in captured.out.splitlines()[2:]] == ["top", "a"]
     assert "a folder inside" not in captured.err
+    # the class folder named twice: its files and its note once each
+    assert main(["check-guesses", "--lang", "en", "--summary", str(tmp_path), str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert [line.split()[0] for line in captured.out.splitlines()[2:]] == ["top"]
+    assert captured.err.count("a folder inside") == 1
 
 
 def test_helper_files_beside_a_spreadsheet_are_noted_and_skipped(tmp_path, capsys):
@@ -231,3 +236,20 @@ def test_the_readme_states_the_limit_on_lines_per_row():
 
     readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
     assert f"a later row may span at most {MOST_LINES_PER_RECORD} lines" in readme
+
+
+def test_a_persian_file_name_keeps_its_joiners_and_the_summary_lines_up(tmp_path, capsys):
+    """دانش‌آموز.csv was listed as 'دانش\\u200cآموز', shifting the summary's columns; a
+    character that reorders a line (U+202E) is still escaped."""
+    from speclab.cli import main
+
+    assert shown("دانش\u200cآموز") == "دانش\u200cآموز" and shown("a\u202eb") == "a\\u202eb"
+    for name in ("دانش\u200cآموز.csv", "bob.csv"):
+        (tmp_path / name).write_text("prefix,guess,expected_output\n,ABX,ABC\n", encoding="utf-8")
+    assert main(["check-guesses", "--lang", "en", "--summary", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()[2:]
+    assert sorted(line.split()[0] for line in lines) == ["bob", "دانش\u200cآموز"]
+    from speclab.guesses_report import _display_width
+
+    ends = {_display_width(line.rstrip()) for line in lines}  # rows of equal width line up
+    assert len(ends) == 1, lines

@@ -51,7 +51,8 @@ def test_quiz_reads_digits_of_any_script(six):
 
 def test_quiz_reads_a_whole_number_however_it_is_written():
     """'08' and '8.0' were marked wrong against 8; 8.5 and 'eight' still are."""
-    assert QuizGame(answers=("08", "56.0", " 6 ", "9e1")).accepted == 4
+    assert QuizGame(answers=("08", "56.0", " 6 ", "۹۰٫۰")).accepted == 4  # ٫: Persian decimal
+    assert QuizGame(answers=("8", "56", "6", "9e1")).accepted == 3  # not a way to write 90
     assert QuizGame(answers=("8.5", "56", "6", "90")).accepted == 0
     assert QuizGame(answers=("eight", "56", "6", "90")).accepted == 0
 

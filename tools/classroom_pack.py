@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     try:
         if args.this_machine:
-            if args.pythons or args.platforms:
+            if args.pythons is not None or args.platforms is not None:
                 raise UsageError("--this-machine chooses the Python and platform itself; "
                                  "leave out --pythons and --platforms, or leave out --this-machine")  # fmt: skip
             args.pythons, args.platforms = this_machine()

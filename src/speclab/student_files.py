@@ -67,13 +67,20 @@ def shown(text: str) -> str:
     str.isprintable is False for controls, format characters (bidi, zero width),
     separators other than the space, surrogates (undecodable file-name bytes) and
     unassigned code points: exactly what would hide, reorder or corrupt a report line.
+    Kept as they are: the zero-width non-joiner and joiner, which Persian writes inside words
+    (a file named دانش‌آموز.csv was listed as دانش\u200cآموز).
     """
     if text.isprintable():
         return text
     return "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        char
+        if char.isprintable() or char in JOINERS
+        else char.encode("unicode_escape").decode("ascii")
         for char in text
     )
+
+
+JOINERS = frozenset("\u200c\u200d")
 
 
 def printable(text: str) -> str:
@@ -324,8 +331,13 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
     """
     files, errors, notes = [], [], []
     named_folders = {_same_place(Path(name)) for name in names}
+    listed_folders = set()
     for name in names:
         path = Path(name)
+        if _is_folder(path):  # a folder named twice: listed (and noted) once
+            if _same_place(path) in listed_folders:
+                continue
+            listed_folders.add(_same_place(path))
         if not _is_folder(path):
             files.append(path)
             continue

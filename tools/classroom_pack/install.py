@@ -241,7 +241,8 @@ def parse_args(argv):
 
 def launch_command(python, notebooks, windows=None) -> str:
     """The command that opens the lessons, quoted to paste into this computer's shell: a
-    folder like "C:\\Users\\First Last" or "speclab pack" broke it unquoted."""
+    folder like "C:\\Users\\First Last" or "speclab pack" broke it unquoted. On Windows it is
+    quoted for Command Prompt, where install.bat runs (PowerShell wants `& ` before it)."""
     argv = [str(python), "-m", "jupyterlab", "--notebook-dir=" + str(notebooks)]
     if os.name == "nt" if windows is None else windows:
         return subprocess.list2cmdline(argv)
@@ -270,7 +271,9 @@ def main(argv=None):
         return 130
     notebooks = pack / "speclab" / "notebooks"
     if args.no_launch:
-        say(f"ready. Start the lessons with: {launch_command(python, notebooks)}")
+        again = "install.bat" if os.name == "nt" else "sh install.sh"
+        say(f"ready. Start the lessons by running {again} again (it opens JupyterLab), or in this "
+            f"shell with: {launch_command(python, notebooks)}")  # fmt: skip
         return 0
     say("opening JupyterLab on the lessons; stop it with Ctrl-C (twice) in this window.")
     try:

@@ -8,7 +8,6 @@ right to left and `paragraph` marks each sentence with its language and directio
 """
 
 import io
-import math
 import re
 import warnings
 
@@ -63,11 +62,8 @@ def normalise(answer: str) -> str:
     """A typed answer as the host reads it: no stray spaces, any case, digits of any script,
     and a whole number however it is written ("08" and "8.0" are 8)."""
     text = typed_text(answer).strip().casefold().translate(OTHER_DIGITS)
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return str(int(value)) if math.isfinite(value) and value.is_integer() else text
+    whole = re.fullmatch(r"([+-]?\d{1,30})(?:[.\u066b]0*)?", text)  # ٫: the Persian decimal mark
+    return str(int(whole.group(1))) if whole else text
 
 
 RTL_STYLE = "<style>.speclab-rtl { direction: rtl; text-align: right; }</style>"
