@@ -292,7 +292,7 @@ _CELL_ORDER = """
 """
 
 
-def test_a_persian_report_in_a_notebook_keeps_its_columns_in_order(tmp_path, monkeypatch):
+def test_a_persian_report_in_a_notebook_keeps_its_columns_in_order(tmp_path, monkeypatch, browser):
     """check-guesses' Persian report shown right to left put the Latin cells of a row in one
     left-to-right run, so 'ABX' stood under the header's 'expected': the table lines now stay
     left to right cell by cell (as on a console), the sentences right to left."""
@@ -300,7 +300,6 @@ def test_a_persian_report_in_a_notebook_keeps_its_columns_in_order(tmp_path, mon
 
     from speclab.cli import command_in_notebook
 
-    _require_chromium()
     shown = []
     monkeypatch.setattr(IPython.display, "display", shown.append)
     student = tmp_path / "student.csv"
@@ -308,10 +307,12 @@ def test_a_persian_report_in_a_notebook_keeps_its_columns_in_order(tmp_path, mon
     assert command_in_notebook(["check-guesses", "--lang", "fa", str(student)], "fa") == 1
     page_file = tmp_path / "report.html"
     page_file.write_text(f"<!doctype html><meta charset=utf-8>{shown[0].data}", "utf-8")
-    with chromium(tmp_path / "profile") as context:
-        page = context.new_page()
+    page = browser.new_page()  # the module's Chromium: a second Playwright cannot start here
+    try:
         page.goto(page_file.as_uri())
         lines = page.evaluate(_CELL_ORDER)
+    finally:
+        page.close()
     table = [line for line in lines if len(line["lefts"]) > 2]
     assert len(table) == 4, lines  # the header and three rows
     for line in table:
