@@ -654,21 +654,21 @@ def test_the_packs_handouts_hold_no_lock_file(tmp_path):
     assert sorted(p.name for p in dest.iterdir() if p.name.startswith(".")) == [".speclab-handouts"]
 
 
-def test_the_printed_launch_command_can_be_pasted_from_a_folder_with_spaces():
+def test_the_printed_launch_command_can_be_pasted_from_a_folder_with_spaces(tmp_path):
     """install.sh --no-launch printed the command unquoted: pasted from "speclab pack" or
-    "C:\\Users\\First Last" it broke at the space."""
+    a Windows folder with a space it broke at the space."""
     import shlex
 
-    posix = pack_install.launch_command("/tmp/my pack/.venv/bin/python", "/tmp/my pack/nb ü")
+    python, notebooks = tmp_path / "my pack" / ".venv" / "bin" / "python", tmp_path / "nb ü"
+    posix = pack_install.launch_command(python, notebooks, windows=False)
     assert shlex.split(posix) == [
-        "/tmp/my pack/.venv/bin/python", "-m", "jupyterlab", "--notebook-dir=/tmp/my pack/nb ü"
+        str(python), "-m", "jupyterlab", f"--notebook-dir={notebooks}"
     ]  # fmt: skip
     windows = pack_install.launch_command(
-        r"C:\Users\First Last\pack\.venv\Scripts\python.exe", r"C:\Users\First Last\pack\nb",
-        windows=True,
-    )  # fmt: skip
-    assert windows.startswith('"C:\\Users\\First Last\\pack\\.venv\\Scripts\\python.exe" -m')
-    assert windows.endswith('"--notebook-dir=C:\\Users\\First Last\\pack\\nb"')
+        r"D:\speclab pack\.venv\Scripts\python.exe", r"D:\speclab pack\nb", windows=True
+    )
+    assert windows.startswith('"D:\\speclab pack\\.venv\\Scripts\\python.exe" -m')
+    assert windows.endswith('"--notebook-dir=D:\\speclab pack\\nb"')
 
 
 def test_the_readme_quotes_the_saved_pack_sizes():
