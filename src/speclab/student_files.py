@@ -334,13 +334,12 @@ def class_files(names: list[str]) -> tuple[list[Path], list[Message], list[Messa
     listed_folders = set()
     for name in names:
         path = Path(name)
-        if _is_folder(path):  # a folder named twice: listed (and noted) once
-            if _same_place(path) in listed_folders:
-                continue
-            listed_folders.add(_same_place(path))
         if not _is_folder(path):
             files.append(path)
             continue
+        if (place := _same_place(path)) in listed_folders:  # named twice: listed (noted) once
+            continue
+        listed_folders.add(place)
         try:
             with os.scandir(path) as entries:
                 listed = list(entries)
