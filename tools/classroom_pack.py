@@ -117,7 +117,9 @@ def build_handouts(project: Path, dest: Path, mode: str) -> str:
             "`make classroom-pack` does, or leave them out with --handouts none):\n"
             + (result.stderr.strip() or result.stdout.strip())[-1500:]
         )
-    (dest / ".speclab-handouts.lock").unlink(missing_ok=True)  # held while it built; no use now
+    # speclab.handout_folder.LOCK (this script runs speclab as a command, never imports it):
+    # held while the build ran, of no use in a pack
+    (dest / ".speclab-handouts.lock").unlink(missing_ok=True)
     if any(dest.rglob("*.pdf")):
         return "pdf"
     if mode == "auto":

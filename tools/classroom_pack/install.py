@@ -241,7 +241,7 @@ def parse_args(argv):
 
 def launch_command(python, notebooks, windows=None) -> str:
     """The command that opens the lessons, quoted to paste into this computer's shell: a
-    folder like "C:\\Users\\First Last" or "speclab pack" broke it unquoted. On Windows it is
+    folder with a space in its name ("speclab pack") broke it unquoted. On Windows it is
     quoted for Command Prompt, where install.bat runs (PowerShell wants `& ` before it)."""
     argv = [str(python), "-m", "jupyterlab", "--notebook-dir=" + str(notebooks)]
     if os.name == "nt" if windows is None else windows:
