@@ -202,7 +202,7 @@ def test_figure_is_drawn_from_speclab_figures(tmp_path):
         ("figure:draft_verify?k=nan", "a figure takes finite numbers up to 1,000"),
         # an image file: never copied into the build, so it showed broken with status 0
         ("nothere.png", "image 'nothere.png': a build does not copy image files"),
-        ("/home/teacher/photo.jpg", "image '/home/teacher/photo.jpg': a build does not copy"),
+        ("../photos/board.jpg", "image '../photos/board.jpg': a build does not copy"),
         # values of a kind the figure cannot use (a number where it needs a decoding run)
         ("figure:rounds?result=1", "figure 'rounds' cannot be drawn from these values"),
         ("figure:cache?result=x", "figure 'cache' cannot be drawn from these values"),
