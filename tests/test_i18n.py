@@ -599,3 +599,42 @@ def test_the_arrow_to_the_added_cell_points_at_it_in_every_language(lang):
     # the text is given already in display order
     shown = get_display(notes[0]) if matplotlib_shapes_text() else notes[0]
     assert shown.startswith("\u2190"), shown
+
+
+def test_a_refused_argument_in_a_notebook_command_is_a_status_not_an_exception(
+    monkeypatch, tmp_path, capsys
+):
+    """A typo in a notebook's check-guesses call ended in SystemExit, which Jupyter shows as
+    an exception under argparse's message; it is now the status a console would give."""
+    import IPython.display
+
+    from speclab.cli import command_in_notebook
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    path = tmp_path / "student.csv"
+    path.write_text("prefix,guess,expected_output\n,ABX,\n", encoding="utf-8")
+    assert command_in_notebook(["check-guesses", "--lang", "xx", str(path)], "fa") == 2
+    assert "invalid choice: 'xx'" in capsys.readouterr().err
+    assert command_in_notebook(["check-guesses", "--help"], "fa") == 0
+    assert "usage: speclab check-guesses" in shown[-1].data
+
+
+def test_translated_notebooks_share_one_say_and_it_carries_the_language(monkeypatch):
+    """The notebooks import their helpers, never copy them: `say` lived as a copy in each of
+    the six translated notebooks."""
+    import IPython.display
+
+    from speclab.i18n import speaker
+
+    for path in sorted(NOTEBOOKS.glob("*/*.ipynb")):
+        code = "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "code")
+        assert "def say(" not in code, path
+        if "say(" in code:
+            assert "say = speaker(LANG)" in code, path
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    speaker("fa")("**۳** حدس")
+    assert shown[0].data == '<div lang="fa" dir="rtl">\n\n**۳** حدس\n\n</div>'
+    with pytest.raises(ValueError, match="no such language: 'xx'"):
+        speaker("xx")

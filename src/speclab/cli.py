@@ -434,7 +434,9 @@ def command_in_notebook(argv: list[str], lang: str) -> int:
     sentence line takes lang's direction, and each table line (cells apart by two spaces or
     more) and each file title stays left to right with every cell isolated, so the columns
     keep their order under their header as on a console. Errors (stderr) are shown as the
-    notebook shows them; what was printed before an error or a Ctrl-C is shown too.
+    notebook shows them; what was printed before an error or a Ctrl-C is shown too. A bad
+    argument ends in argparse's message and status 2, not in a SystemExit for the notebook
+    to show as an exception.
     """
     import contextlib
     import html
@@ -449,6 +451,8 @@ def command_in_notebook(argv: list[str], lang: str) -> int:
     try:
         with contextlib.redirect_stdout(printed):
             status = main(argv)
+    except SystemExit as stop:  # --help, or argparse refused an argument (printed on stderr)
+        status = stop.code if isinstance(stop.code, int) else 2
     finally:
         lines = []
         for line in printed.getvalue().splitlines():

@@ -201,6 +201,23 @@ def markdown_block(markdown: str, lang: str) -> str:
     return f'<div lang="{lang}" dir="{DIRECTION[lang]}">\n\n{markdown}\n\n</div>'
 
 
+def speaker(lang: str):
+    """say(markdown): show Markdown in a notebook as a block in lang's language and direction.
+
+    A translated notebook's prose that holds computed numbers is printed this way:
+    `say = speaker(LANG)`, then `say(f"... {value} ...")`.
+    """
+    from IPython.display import Markdown, display
+
+    if lang not in DIRECTION:
+        raise ValueError(f"no such language: {lang!r} (one of {', '.join(DIRECTION)})")
+
+    def say(markdown: str) -> None:
+        display(Markdown(markdown_block(markdown, lang)))
+
+    return say
+
+
 # JupyterLab's stylesheet sets `text-align: left` on every Markdown paragraph and list item,
 # so a right-to-left block still lines its text up on the left. A notebook's first cell
 # shows this style (an HTML output, trusted because the kernel made it) to line Persian up
