@@ -37,6 +37,9 @@ def test_copy_probes_are_the_issues_snippets_of_80_to_200_bytes_when_the_context
         assert all(80 <= len(t[first]) <= 200 for t, first, _ in probes)
         short = copy_probes(text, 1024, n=5, far=far, lengths=(60, 120))
         assert all(60 <= len(t[first]) <= 120 for t, first, _ in short)
+        other = copy_probes(text, 1024, far=far, rng=np.random.default_rng(1))
+        assert len(other) == 64 and other != probes  # another generator: other probes
+        assert other == copy_probes(text, 1024, far=far, rng=np.random.default_rng(1))
 
 
 def test_copy_gap_matches_the_inference_forward():

@@ -34,22 +34,28 @@ MIN_N_CTX = 10
 # (docs/model-history.md, "The copy gap, measured on more probes").
 PROBES = 64
 SNIPPET_BYTES = (80, 200)
+# The probes' seed: a training run's validations, its record and benchmarks/model_report.py
+# all measure the gap on the same probes. Pass copy_probes another generator for other ones.
+PROBE_SEED = 20261130
 
 
 def copy_probes(val: np.ndarray, n_ctx: int, n: int = PROBES, far: bool = False,
-                lengths: tuple[int, int] = SNIPPET_BYTES) -> list[tuple]:  # fmt: skip
+                lengths: tuple[int, int] = SNIPPET_BYTES,
+                rng: np.random.Generator | None = None) -> list[tuple]:  # fmt: skip
     """Held-out copy probes: (bytes, first, second), the slices of the two occurrences.
 
     Each probe is some validation text, a snippet of whole lines (`lengths` bytes, at most a
     third of the context), a blank
     line, and the snippet again. Near probes start the snippet at byte 64; far probes put
     enough text before it that the second occurrence starts at about 3/4 of n_ctx, so a
-    model trained on short rows shows whether its copying reaches the whole context.
+    model trained on short rows shows whether its copying reaches the whole context. With no
+    `rng`, the probes are cut with PROBE_SEED, the same probes at every call.
     """
     if n_ctx < MIN_N_CTX:  # numpy would say only "low >= high"
         raise ValueError(f"a context of {n_ctx} is too short for the copy probes "
                          f"(they need at least {MIN_N_CTX} positions)")  # fmt: skip
-    rng = np.random.default_rng(20261130)  # fixed: the same probes at every validation
+    if rng is None:
+        rng = np.random.default_rng(PROBE_SEED)
     longest = min(lengths[1], (n_ctx - 4) // 3)  # small test models have a small context
     shortest = min(lengths[0], longest // 2)
     probes = []
