@@ -669,6 +669,8 @@ def test_the_printed_launch_command_can_be_pasted_from_a_folder_with_spaces(tmp_
     )
     assert windows.startswith('"D:\\speclab pack\\.venv\\Scripts\\python.exe" -m')
     assert windows.endswith('"--notebook-dir=D:\\speclab pack\\nb"')
+    ampersand = pack_install.launch_command(r"D:\A&B\python.exe", r"D:\A&B\nb", windows=True)
+    assert ampersand == '"D:\\A&B\\python.exe" -m jupyterlab "--notebook-dir=D:\\A&B\\nb"'
 
 
 def test_the_readme_quotes_the_saved_pack_sizes():

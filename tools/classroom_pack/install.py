@@ -242,10 +242,12 @@ def parse_args(argv):
 def launch_command(python, notebooks, windows=None) -> str:
     """The command that opens the lessons, quoted to paste into this computer's shell: a
     folder with a space in its name ("speclab pack") broke it unquoted. On Windows it is
-    quoted for Command Prompt, where install.bat runs (PowerShell wants `& ` before it)."""
+    quoted for Command Prompt, where install.bat runs (PowerShell wants `& ` before it): both
+    paths in double quotes, which a Windows path cannot hold, so that a folder named "A&B"
+    does not end the command at its `&` (list2cmdline quoted only spaces)."""
     argv = [str(python), "-m", "jupyterlab", "--notebook-dir=" + str(notebooks)]
     if os.name == "nt" if windows is None else windows:
-        return subprocess.list2cmdline(argv)
+        return f'"{argv[0]}" -m jupyterlab "{argv[3]}"'
     import shlex
 
     return " ".join(shlex.quote(arg) for arg in argv)
