@@ -211,13 +211,20 @@ def test_a_long_quiz_answer_stays_inside_its_box():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.patches import Rectangle
 
-    game = QuizGame(answers=("eight legs", "fifty-six", "6", "90"))
+    answers = ("eight legs", "fifty-six", "6", "90")
+    game = QuizGame(answers=answers)
     fig = game.figure
     renderer = FigureCanvasAgg(fig).get_renderer()
     ax = fig.axes[0]
     boxes = [p.get_window_extent(renderer) for p in ax.patches if isinstance(p, Rectangle)]
+    in_a_box = []
     for text in ax.texts:
         shown = text.get_window_extent(renderer)
-        mine = [b for b in boxes if b.contains(*shown.bounds[:2]) or b.contains(shown.x1, shown.y1)]
-        for box in mine:  # a symbol drawn in a box stays within it
+        centre = ((shown.x0 + shown.x1) / 2, (shown.y0 + shown.y1) / 2)
+        # a text belongs to the box its centre is in (a text wider than its box on both
+        # sides has neither corner in it), and stays within it
+        for box in [b for b in boxes if b.contains(*centre)]:
             assert box.x0 <= shown.x0 and shown.x1 <= box.x1, text.get_text()
+            in_a_box.append(text.get_text())
+    for answer in answers:  # every answer is drawn in a box, shortened or whole
+        assert any(answer.startswith(t.rstrip(".")) for t in in_a_box if t), (answer, in_a_box)
