@@ -167,6 +167,17 @@ def test_unknown_platform_or_python_is_refused_before_anything_is_written(tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_out_folder_that_cannot_be_made_is_named_as_given(tmp_path, capsys):
+    """An --out under a file, or under a read-only folder, ended in a traceback naming the
+    hidden build folder beside it."""
+    (tmp_path / "notes.csv").write_text("x", encoding="utf-8")
+    out = tmp_path / "notes.csv" / "pack"
+    assert classroom_pack.main(["--this-machine", "--handouts", "none", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out}: cannot write a folder there" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.csv"]
+
+
 def test_a_folder_that_is_not_a_pack_is_refused_before_anything_is_written(tmp_path, capsys):
     out = tmp_path / "Desktop"
     (out / "sub").mkdir(parents=True)
@@ -484,7 +495,19 @@ def test_installer_refuses_an_incomplete_copy(small_pack, manifest):
         pack_install.check_wheels(small_pack, damaged)
 
 
-@pytest.mark.parametrize("text", [b'{"targets": [', b"[]", b"\xff\xfe{", b"{}"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"targets": [',
+        b"[]",
+        b"\xff\xfe{",
+        b"{}",
+        b'{"targets": []}',  # valid JSON without the platforms: a KeyError before
+        b'{"targets": [{"python": "3.11", "platform": "linux-x86_64"}],'
+        b' "platforms": {"linux-x86_64": {"title": "Linux"}}}',
+        b'{"targets": [7]}',
+    ],
+)
 def test_installer_refuses_a_damaged_manifest_with_a_message(tmp_path, capsys, text):
     (tmp_path / "pack-manifest.json").write_bytes(text)  # an interrupted copy, say
     assert pack_install.main(["--check-only", "--pack", str(tmp_path)]) == 1

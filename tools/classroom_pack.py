@@ -260,8 +260,12 @@ def download_all(targets: list[Target], roots: list[str], wheels_dir: Path, stag
 
 def build_pack(out: Path, targets: list[Target], with_test_extras: bool, handouts: str) -> dict:
     """Build in a hidden folder beside `out`, then rename it: `out` is complete or untouched."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as error:  # named by --out, not by the hidden folder beside it
+        raise UsageError(f"--out {out}: cannot write a folder there ({error.strerror or error}); "
+                         "choose a folder you can write to (nothing was changed)") from None  # fmt: skip
     work.chmod(0o755)  # mkdtemp makes it private; the pack is for sharing
     try:
         commit = export_repository(work / "speclab")
@@ -378,6 +382,11 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"\ninterrupted: no pack written; {args.out} is as it was", file=sys.stderr)
         return 130
+    except OSError as error:  # a full disk while building, say: the build folder is gone
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"classroom-pack: no pack written: {error.strerror or error}{where}; "
+              f"{args.out} is as it was", file=sys.stderr)  # fmt: skip
+        return 1
     progress(f"\npack ready in {time.perf_counter() - started:.0f} s: {args.out}")
     progress((args.out / SIZE_REPORT).read_text(encoding="utf-8").rstrip())
     return 0

@@ -268,6 +268,11 @@ def main(argv=None):
     except Refusal as refusal:
         print(f"speclab install: {refusal}", file=sys.stderr)
         return 1
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        # valid JSON that lacks what a pack's manifest holds: a damaged or hand-edited copy
+        print(f"speclab install: {pack / 'pack-manifest.json'} is damaged ({type(error).__name__}: "
+              f"{error}). Copy the whole pack folder again.", file=sys.stderr)  # fmt: skip
+        return 1
     except KeyboardInterrupt:
         print("\nspeclab install: interrupted; run the installer again to finish.", file=sys.stderr)
         return 130
