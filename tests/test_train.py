@@ -647,7 +647,24 @@ def test_weights_of_another_shape_at_out_are_not_replaced_in_silence(tmp_path):
     assert other.read_bytes() == before and not (tmp_path / "run").exists()
     same = tmp_path / "same.npz"
     assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "a", "--out", same).returncode == 0
-    assert run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--out", same).returncode == 0
+
+
+def test_another_runs_weights_at_out_are_not_replaced_in_silence(tmp_path):
+    """A fresh run with another --run-dir and the same --out replaced a finished run's weights
+    at its first validation, with no word: a student's best model, lost. An earlier export of
+    the same run (it resumes, or goes on with --init-from) is still replaced."""
+    out = tmp_path / "best.npz"
+    first = ["--smoke", "--run-dir", tmp_path / "a", "--out", out]
+    assert run_train("smoke", *first, "--stop-at", "3").returncode == 0
+    assert run_train("smoke", *first).returncode == 0  # resumes: its own export, replaced
+    before = out.read_bytes()
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "b", "--out", out)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"--out {out} holds another run's weights (6 steps" in result.stderr
+    assert out.read_bytes() == before and not (tmp_path / "b").exists()
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "c", "--out", out,
+                       "--init-from", tmp_path / "a" / "checkpoint.npz", "--steps", "9")  # fmt: skip
+    assert result.returncode == 0, result.stderr  # goes on from the run that made it
 
 
 @pytest.mark.parametrize(
@@ -1184,3 +1201,20 @@ def test_a_run_stopped_before_the_recipe_ends_says_so_and_how_to_go_on(tmp_path)
     done = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run")
     assert done.returncode == 0 and "smoke: 6 steps, " in done.stdout
     assert "stopped at" not in done.stdout
+
+
+def test_a_run_started_without_stdout_trains_to_its_end(tmp_path):
+    """Started with stdout closed (`>&-`, as a launcher may), a run stopped at its first
+    validation with "[Errno 9] standard output is closed"; what it prints is in its record."""
+    import os
+
+    command = [sys.executable, "-m", "speclab", "train", "smoke", "--run-dir", str(tmp_path / "r"),
+               "--out", str(tmp_path / "w.npz")]  # fmt: skip
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    result = subprocess.run(command, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: os.close(1))  # fmt: skip  # `>&-`
+    assert result.returncode == 0 and result.stderr == ""
+    from speclab.weights import load
+
+    meta = load(tmp_path / "w.npz").meta
+    assert meta["trained_steps"] == meta["recipe"]["steps"] == 6

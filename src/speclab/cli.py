@@ -317,7 +317,7 @@ def _note_ctrl_c():
     return (lambda: bool(seen)), restore
 
 
-class _ClosedOutput:
+class ClosedOutput:
     """Stands in for a stdout the command was started without (`speclab ... >&-`): the first
     write is an OSError, which main() reports, as it does a full disk, instead of printing
     into nothing and ending with status 0."""
@@ -339,12 +339,12 @@ class _ClosedOutput:
 def _stand_in_for_closed_streams() -> None:
     """A command started with stdout or stderr closed: sys.stdout or sys.stderr is None, and
     print() to None writes to stdout instead, a progress bar raises AttributeError. stdout
-    becomes `_ClosedOutput`; stderr, /dev/null (messages have nowhere to go; the exit status
+    becomes `ClosedOutput`; stderr, /dev/null (messages have nowhere to go; the exit status
     still tells)."""
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole run)
     if sys.stdout is None:
-        sys.stdout = _ClosedOutput()
+        sys.stdout = ClosedOutput()
 
 
 # Persian marks that a Persian Windows console (cp1256) lacks, and what Persian readers read

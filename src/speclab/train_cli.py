@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from speclab.checkpoints import is_weights_file
-from speclab.cli import path_argument, sigterm_stops_cleanly
+from speclab.cli import ClosedOutput, path_argument, sigterm_stops_cleanly
 from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
@@ -253,6 +253,59 @@ def _other_shape(out: Path, cfg: TrainConfig) -> str | None:
             f"({described(shape)}) would replace; give another --out, or move that file away")  # fmt: skip
 
 
+def _first_validation(path: Path) -> dict | None:
+    """The first validation a weights file or a checkpoint records (its step, time and held-out
+    bits per byte): a run's fingerprint, kept
+    when it resumes or goes on in a new --run-dir with --init-from. None if it has none."""
+    import json
+
+    import numpy as np
+
+    from speclab.weights import load
+
+    try:
+        if is_weights_file(path):
+            history = load(path, dtype=np.float32).meta.get("history") or []
+        else:
+            with np.load(path, allow_pickle=False) as archive:
+                history = json.loads(str(archive["record"]))["log"]["history"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # unreadable: the checks of the run itself say why
+    if not history or not isinstance(history[0], dict):
+        return None
+    # the export leaves out the copy test's details, so compare what both keep
+    return {k: history[0].get(k) for k in ("step", "seconds", "val_bits_per_byte")}
+
+
+def _other_run(out: Path, run_dir: Path, init_from: Path | None) -> str | None:
+    """Why out holds another run's trained weights that this run would replace, or None.
+
+    A run exports its weights to --out at every validation. Weights whose first validation
+    is the one of this run's checkpoint (or of --init-from's, for a new run going on from it)
+    are an earlier export of this run; any other trained weights are another run's result,
+    which a fresh run with the same --out replaced at its first validation, without a word.
+    """
+    if not out.is_file() or not is_weights_file(out):
+        return None
+    theirs = _first_validation(out)
+    if theirs is None:  # weights with no validation yet: nothing measured is lost
+        return None
+    source = run_dir / "checkpoint.npz"
+    if not source.is_file():
+        source = init_from
+    if source is not None and _first_validation(source) == theirs:
+        return None
+    import numpy as np
+
+    from speclab.weights import load
+
+    meta = load(out, dtype=np.float32).meta
+    made = f", made by `{meta['command']}`" if meta.get("command") else ""
+    return (f"--out {out} holds another run's weights ({meta.get('trained_steps')} steps, "
+            f"{meta.get('val_bits_per_byte')} bits/byte{made}), which this run would replace at "
+            "its first validation; give another --out, or move that file away")  # fmt: skip
+
+
 def _recipe(args, name: str) -> TrainConfig:
     """The recipe the arguments ask for; ValueError naming the first bad argument."""
     cfg = RECIPES[name]
@@ -312,6 +365,9 @@ def _path_problem(args, run_dir: Path, cfg: TrainConfig | None = None) -> str | 
         return problem
     if args.out is not None and cfg is not None and (problem := _other_shape(args.out, cfg)):
         return problem
+    if (args.out is not None and not _is_shipped(args.out)  # shipping a model: a note, below
+            and (problem := _other_run(args.out, run_dir, args.init_from))):  # fmt: skip
+        return problem
     try:  # the checkpoints go there: a folder that cannot take them would cost the run
         writable_folder(run_dir, name=f"--run-dir {run_dir}")
     except OSError as error:
@@ -363,6 +419,10 @@ def _is_shipped(out: Path) -> bool:
 
 
 def _run(args, name: str, run_dir: Path) -> int:
+    if isinstance(sys.stdout, ClosedOutput):  # started with no stdout (`>&-`, a launcher):
+        # what a run prints is in its checkpoint's record too, so the run goes on, where a
+        # first validation's line stopped it
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the run)
     try:
         cfg = _recipe(args, name)
         # checked against the recipe's shape, which --init-from's weights must have too
