@@ -72,7 +72,10 @@ def main() -> int:
     draft = load(args.draft, dtype=DRAFT_DTYPE) if args.draft else load_draft()  # float32
     n_ctx = min(target.config.n_ctx, draft.config.n_ctx)
     if args.n_past + 1 > n_ctx:
-        parser.error(f"--n-past must be below the models' context, {n_ctx}")
+        short = [f"{name} {files[name]}" for name, model in (("target", target), ("draft", draft))
+                 if model.config.n_ctx == n_ctx]  # fmt: skip
+        parser.error(f"--n-past {args.n_past} must be below the models' context, {n_ctx} (of the "
+                     f"{' and the '.join(short)}): give a smaller --n-past")  # fmt: skip
     # after the models (a bad --target makes no folder), before the timing; a run that fails
     # or is interrupted removes the folders it made
     made = first_missing(args.out or bench_dir())

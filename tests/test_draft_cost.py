@@ -5,7 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from benchmark_scripts import FOLDER, load
+
+from speclab.gpt import GPTConfig
+from speclab.weights import init_params
 
 SCRIPT = FOLDER / "draft_cost.py"
 
@@ -41,7 +45,7 @@ def test_bad_arguments_end_in_one_line(tmp_path):
     for args, message in (
         (["--out", str(file)], "is a file, not a folder"),
         (["--draft", str(tmp_path / "none.npz")], "no weights file at"),
-        (["--n-past", "99999"], "--n-past must be below the models' context"),
+        (["--n-past", "99999"], "--n-past 99999 must be below the models' context, 1024"),
         (["--repeats", "0"], "must be at least 1"),
         (["--repeats", str(10**12)], "--repeats must be at most 10,000"),  # not terabytes of times
         (["--seed", "-1"], "--seed must be at least 0, got -1"),
@@ -50,6 +54,13 @@ def test_bad_arguments_end_in_one_line(tmp_path):
         assert result.returncode in (1, 2) and message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
     assert not (Path(tmp_path) / "draft_cost.json").exists()
+    from speclab.weights import save
+
+    short = tmp_path / "short.npz"  # the model whose context is short is named, not --n-past
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=64)
+    save(short, init_params(config, np.random.default_rng(0)), config)
+    result = run("--draft", str(short))
+    assert result.returncode == 2 and f"(of the draft {short})" in result.stderr, result.stderr
 
 
 def test_a_closed_pipe_keeps_the_report_and_an_interrupted_run_leaves_no_folder(tmp_path):

@@ -81,8 +81,12 @@ def test_truncated_and_foreign_files(saved, tmp_path):
     text.write_text("hello")
     with pytest.raises(ValueError, match="not a readable"):
         load(text)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="no weights file at"):
         load(tmp_path / "nothing.npz")
+    loop = tmp_path / "loop.npz"  # a loop of links was "no weights file", where there is one
+    loop.symlink_to(loop)
+    with pytest.raises(FileNotFoundError, match="is a link that leads to no file"):
+        load(loop)
     no_meta = tmp_path / "no_meta.npz"
     np.savez(no_meta, **flatten(init_params(CONFIG, np.random.default_rng(0))))
     with pytest.raises(ValueError, match="speclab_meta"):

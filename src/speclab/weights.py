@@ -356,6 +356,9 @@ def load(path, dtype=np.float64) -> Model:
     """
     path = Path(path)
     if not path.exists():
+        if path.is_symlink():  # a link to nothing, or to itself ("no file" misled)
+            raise FileNotFoundError(f"{path} is a link that leads to no file (a broken link or "
+                                    "a loop of links): give an .npz weights file")  # fmt: skip
         raise FileNotFoundError(f"no weights file at {path}")
     if not path.is_file():
         raise ValueError(f"{path} is not a regular file: give an .npz weights file")
