@@ -22,7 +22,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.drafters import PromptLookupDrafter
     from speclab.paths import weights_dir
     from speclab.scenarios import load_scenarios, output_provenance, provenance_fractions
-    from speclab.student_files import shown
+    from speclab.student_files import printable, shown
     from speclab.weights import load, steps_label
 
 
@@ -56,7 +56,7 @@ def main() -> None:
                     )
     for path, model in zip(args.weights, models, strict=True):
         bits = model.meta.get("val_bits_per_byte")
-        print(f"== {shown(str(path))}: {steps_label(model.meta)}, {bits} bits/byte")
+        print(printable(f"== {path}: {steps_label(model.meta)}, {bits} bits/byte"))
         for scenario in scenarios:
             per_forward, shares, looping_bytes = [], [], []
             for prompt in scenario.prompts[: args.prompts]:

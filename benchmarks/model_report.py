@@ -21,7 +21,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     )
     from speclab.corpus import load_corpus
     from speclab.decoding import greedy_decode
-    from speclab.student_files import shown
+    from speclab.student_files import printable, shown
     from speclab.tokenizer import decode, encode
     from speclab.train import agreement
     from speclab.weights import (
@@ -68,12 +68,12 @@ def main():
         if "trained_steps" in meta:
             seconds = meta.get("training_seconds") or 0
             minutes = _shown_number(seconds / 60, ".1f") if _is_number(seconds) else repr(seconds)
-            print(
+            print(printable(  # the record is the file's: escape codes in it are shown, not obeyed
                 f"   trained {meta['trained_steps']} steps in {minutes} min"
                 + (f" ({steps_label(meta)})" if "in all" in steps_label(meta) else "")
                 + "; validation "
                 f"{meta.get('val_bits_per_byte')} bits/byte; numpy {meta.get('numpy')}"
-            )
+            ))  # fmt: skip
             averaged = meta.get("averaged")
             if isinstance(averaged, dict) and "count" in averaged:
                 print(f"   the mean of its weights at {averaged['count']} validations, steps "

@@ -1114,9 +1114,11 @@ def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a
 
     config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
     save(tmp_path / "tiny.npz", init_params(config, np.random.default_rng(0)), config)
+    hostile = {"trained_steps": "\x1b[31mRED", "val_bits_per_byte": "\x1b[2J"}  # a hand-made record
+    save(tmp_path / "odd.npz", init_params(config, np.random.default_rng(0)), config, hostile)
     script = Path(__file__).parent.parent / "benchmarks" / "model_report.py"
     result = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "tiny.npz")],
+        [sys.executable, str(script), str(tmp_path / "tiny.npz"), str(tmp_path / "odd.npz")],
         capture_output=True, text=True, timeout=300, env=os.environ | {"TQDM_DISABLE": "1"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -1124,6 +1126,7 @@ def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a
     assert "none of the held-out functions fits a context of 64" in result.stdout
     assert "nan" not in result.stdout and "greedy after" in result.stdout
     assert "agreement with the shipped target on held-out text: " in result.stdout
+    assert "\x1b" not in result.stdout and "trained \\x1b[31mRED steps" in result.stdout
 
 
 def _copy_test_needs():
