@@ -10,7 +10,8 @@ import pytest
 
 from speclab.counting import expected_speedup, expected_tokens_per_round
 from speclab.figures import CROSS, TICK
-from speclab.widgets import PathExplorer, QuizGame, SpeedupExplorer
+from speclab.widgets import QUIZ_KEY, PathExplorer, QuizGame, SpeedupExplorer
+from speclab.widgets.base import normalise
 
 PNG_MAGIC = b"\x89PNG"
 
@@ -228,3 +229,25 @@ def test_a_long_quiz_answer_stays_inside_its_box():
             in_a_box.append(text.get_text())
     for answer in answers:  # every answer is drawn in a box, shortened or whole
         assert any(answer.startswith(t.rstrip(".")) for t in in_a_box if t), (answer, in_a_box)
+
+
+def test_lesson_01s_board_is_read_as_its_widget_reads_it():
+    """Lesson 01's cells compared the board with `!=`: "８", "۸" and "8 " were crosses there
+    and ticks in its widget; numbers, or five answers, ended in a TypeError or IndexError."""
+    from speclab.acceptance import accept
+    from speclab.widgets import quiz_board
+
+    for board in (["８", "５６", "6", "９０"], ["۸", "۵۶", "۶", "۹۰"], ["8 ", "056", "6.0", 90]):
+        assert accept(quiz_board(board), QUIZ_KEY) == 4, board
+        game = QuizGame(answers=board)
+        assert accept([normalise(box.value) for box in game.answers], QUIZ_KEY) == 4
+    with pytest.raises(ValueError, match="write 4 answers, one per question 1 to 4 .* has 5"):
+        quiz_board(["8", "56", "6", "90", "120"])
+    with pytest.raises(ValueError, match="this board has 3"):
+        QuizGame(answers=["8", "56", "6"])
+    with pytest.raises(ValueError, match=r"answer 2 is 56\.5: write text or a whole number"):
+        quiz_board(["8", 56.5, "6", "90"])
+    with pytest.raises(ValueError, match="as a list of 4 answers"):
+        quiz_board("8, 56, 6, 90")
+    with pytest.raises(ValueError, match="这块答题板上有 5 个"):
+        quiz_board(["8", "56", "6", "90", "1"], lang="zh")

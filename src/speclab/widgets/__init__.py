@@ -24,6 +24,7 @@ from speclab.widgets.symbolic import (
     PathExplorer,
     QuizGame,
     SpeedupExplorer,
+    quiz_board,
 )
 from speclab.widgets.traces import DrafterGame, SpeculativeExplorer
 
@@ -41,4 +42,5 @@ __all__ = [
     "SpeedupExplorer",
     "WidthExplorer",
     "figure_png",
+    "quiz_board",
 ]

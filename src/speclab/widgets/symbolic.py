@@ -40,6 +40,30 @@ QUIZ_QUESTIONS = (
 QUIZ_KEY = ("8", "56", "6", "90", "120")
 
 
+def quiz_board(answers: Sequence, answer_key: Sequence[str] = QUIZ_KEY,
+               lang: str | None = None) -> list[str]:  # fmt: skip
+    """A board of answers as the host reads it, as QuizGame does: one per question but the
+    last (the free square is the host's), each `normalise`d, so "８", "۸", "8.0" and "8 " are
+    8 (lesson 01 judged them wrong, where its widget judged them right). Numbers may be
+    written as numbers. ValueError naming the problem, in lang, for a board of another size
+    or an answer that is not text or a whole number."""
+    _ = translator(resolve(lang)).gettext
+    wanted = len(answer_key) - 1
+    if isinstance(answers, str) or not isinstance(answers, Sequence):
+        raise ValueError(_("write the board as a list of {n} answers, e.g. {example}").format(
+            n=wanted, example=", ".join(f'"{a}"' for a in answer_key[:wanted])))  # fmt: skip
+    if len(answers) != wanted:
+        raise ValueError(_("write {n} answers, one per question 1 to {n} (the free square is "
+                           "the host's): this board has {have}").format(n=wanted, have=len(answers)))  # fmt: skip
+    board = []
+    for number, answer in enumerate(answers, start=1):
+        if isinstance(answer, bool) or not isinstance(answer, str | int):
+            raise ValueError(_("answer {number} is {value!r}: write text or a whole number")
+                             .format(number=number, value=answer))  # fmt: skip
+        board.append(normalise(str(answer)))
+    return board
+
+
 class QuizGame(Shown):
     """Lesson 01: four answers on the board, checked by the host all at once."""
 
@@ -55,8 +79,9 @@ class QuizGame(Shown):
         _ = self.tr.gettext
         if questions is None:
             questions = [_(question) for question in QUIZ_QUESTIONS]
-        if len(answer_key) != len(answers) + 1 or len(questions) != len(answer_key):
-            raise ValueError("the host needs one more answer (the free square) than you write")
+        if len(questions) != len(answer_key):
+            raise ValueError("give as many questions as the host has answers")
+        answers = quiz_board(answers, answer_key, self.lang)  # a clear error for a bad board
         self.answer_key = [normalise(answer) for answer in answer_key]
         self.questions = list(questions)
         self.answers = [
