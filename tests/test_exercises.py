@@ -137,6 +137,25 @@ def test_an_excel_sep_line_is_not_a_row(tmp_path):
         check_guesses(write(tmp_path, "only.csv", "sep=;\n"))
 
 
+@pytest.mark.parametrize(
+    ("header", "rows", "found", "named"),
+    [(",", ";", ";", ","), (";", ",", ",", ";"), ("\t", ",", ",", "\\t")],
+)
+def test_rows_separated_otherwise_than_the_header_are_named_so(
+    tmp_path, header, rows, found, named
+):
+    """Excel in a semicolon locale saves rows with ';' under a ',' header it kept in one cell:
+    every row was "the guess is empty", which named a problem the student did not have."""
+    first, rest = GOOD.split("\n", 1)
+    text = (first.replace(",", header) + "\n" + rest.replace(",", rows)).replace("\n", "\r\n")
+    frame = check_guesses(write(tmp_path, "excel.csv", text))
+    assert list(frame["row"]) == [2, 3, 4, 5]
+    for error in frame["error"]:
+        assert f"separated by '{found}' but the header's by '{named}'" in error, error
+    report = check_guesses(write(tmp_path, "fa.csv", text), lang="fa")
+    assert f"با '{found}' جدا شده‌اند" in report["error"][0]
+
+
 def test_a_formula_is_reported_at_its_first_character(tmp_path):
     """'=1+1' (a spreadsheet formula) was reported for the digit at position 2; a digit after
     an invisible right-to-left mark is still reported as a digit."""

@@ -180,7 +180,8 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
     with no data rows.
     """
     named, text = excel_separator_line(text)  # Excel hides that line: the header is row 1
-    rows = records(text, named or separator(text))
+    delimiter = named or separator(text)
+    rows = records(text, delimiter)
     header_row, header_cells = _header_record(rows, path)
     columns = _header(header_cells, path, header_row)
     found = False
@@ -193,12 +194,33 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
         if not any(cells):
             continue  # a blank spreadsheet row
         found = True
+        if len(cells) == 1 < len(header_cells) and (other := _other_separator(cells[0], delimiter)):
+            # a spreadsheet in a semicolon locale saves its rows with ';' under a ',' header it
+            # left in one cell: every row read as an empty guess, with no word of the cause
+            yield {"row": row_number, **dict.fromkeys(STUDENT_COLUMNS),
+                   "error": Message(N_("this row's cells are separated by {found} but the "
+                                       "header's by {header}; use one separator in the whole "
+                                       "file (save it as 'CSV UTF-8')"),
+                                    {"found": other, "header": SEPARATOR_NAMES[delimiter]})}  # fmt: skip
+            continue
         yield _student_cells(row_number, cells, columns, len(header_cells))
     if not found:
         raise GuessFileError(
             N_("{name}: has a header but no rows to check; add a row per guess"),
             name=shown(str(path)),
         )
+
+
+SEPARATOR_NAMES = {",": "','", ";": "';'", "\t": "'\\t'"}  # a tab, as a reader can see it
+
+
+def _other_separator(cell: str, delimiter: str) -> str | None:
+    """The name of another separator a lone cell holds (';' in `;ABX;ABC` under a ','
+    header), or None."""
+    for mark, name in SEPARATOR_NAMES.items():
+        if mark != delimiter and mark in cell:
+            return name
+    return None
 
 
 def _header_record(rows: Iterator[tuple], path: Path) -> tuple[int, list[str]]:
