@@ -95,6 +95,33 @@ def test_explorer_checks_its_arguments():
         SamplingRuleExplorer(p_target=(0.5, 0.5), p_draft=(0.2, 0.3, 0.5))
 
 
+def test_weights_above_1_keep_their_proportions():
+    """The sliders run from 0 to 1 and clamped each weight alone: p = (4, 3, 2, 1) was shown
+    as (0.25, 0.25, 0.25, 0.25), "kept with probability 1.000"; only proportions matter."""
+    explorer = SamplingRuleExplorer(p_target=(4, 3, 2, 1), p_draft=(10, 50, 20, 20), steps=100)
+    p, q = explorer.distributions()
+    assert np.allclose(p, P) and np.allclose(q, Q)
+    explorer.set_weights(p_target=(40, 30, 20, 10))
+    assert np.allclose(explorer.distributions()[0], P)
+    for bad in ((0.4, float("nan"), 0.2, 0.1), (0.4, -0.3, 0.2, 0.1)):
+        with pytest.raises(ValueError, match="one weight of 0 or more per token"):
+            SamplingRuleExplorer(p_target=bad)
+
+
+def test_the_expected_shares_refuse_weights_that_are_not_a_distribution():
+    """Lesson 07 with p = (40, 30, 20, 10) printed "keeps a draft with probability 25.00"."""
+    from speclab.sampling import expected_acceptance, expected_match_acceptance
+
+    assert expected_acceptance(P, Q) == pytest.approx(np.minimum(P, Q).sum())
+    for share in (expected_acceptance, expected_match_acceptance):
+        with pytest.raises(ValueError, match="p_target sums to 100, not 1"):
+            share(P * 100, Q)
+        with pytest.raises(ValueError, match="p_draft sums to 1.1, not 1"):
+            share(P, Q + [0.1, 0, 0, 0])
+        with pytest.raises(ValueError, match="over the same tokens"):
+            share(P, Q[:2])
+
+
 def test_a_distribution_of_zeros_clears_the_pictures_too():
     shown = SamplingRuleExplorer(steps=100)
     assert shown.picture.value[:4] == b"\x89PNG"

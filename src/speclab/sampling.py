@@ -183,13 +183,34 @@ def leftover_distribution(p_target, p_draft):
 
 
 def expected_acceptance(p_target, p_draft) -> float:
-    """beta = sum min(p, q): the chance the exact rule accepts a draft drawn from q."""
+    """beta = sum min(p, q): the chance the exact rule accepts a draft drawn from q.
+
+    p_target and p_draft are distributions over the same tokens: weights that do not sum to 1
+    are refused (lesson 07 with p = (40, 30, 20, 10) printed a "probability" of 25.00)."""
+    p_target, p_draft = _two_distributions(p_target, p_draft)
     return float(np.minimum(p_target, p_draft).sum())
 
 
 def expected_match_acceptance(p_target, p_draft) -> float:
     """sum p * q: the chance rule (a) accepts (an independent draw from p equals the draft)."""
+    p_target, p_draft = _two_distributions(p_target, p_draft)
     return float(np.dot(p_target, p_draft))
+
+
+def _two_distributions(p_target, p_draft):
+    """p_target and p_draft [n_vocab], checked as _as_distributions checks rows."""
+    p_target, p_draft = np.asarray(p_target, np.float64), np.asarray(p_draft, np.float64)
+    if p_target.ndim != 1 or p_draft.shape != p_target.shape:
+        raise ValueError(f"p_target and p_draft must be distributions over the same tokens, "
+                         f"got shapes {list(p_target.shape)} and {list(p_draft.shape)}")  # fmt: skip
+    for name, probs in (("p_target", p_target), ("p_draft", p_draft)):
+        total = float(probs.sum())
+        if np.isfinite(total) and abs(total - 1.0) > 1e-6 and probs.min() >= 0:
+            raise ValueError(f"{name} sums to {total:g}, not 1: probabilities must add up to 1 "
+                             f"(divide its weights by their sum, {total:g})")  # fmt: skip
+    p_target = _as_distributions(p_target[None], "p_target", 1, None)
+    p_draft = _as_distributions(p_draft[None], "p_draft", 1, p_target.shape[1])
+    return p_target[0], p_draft[0]
 
 
 def _as_distributions(probs, name: str, rows: int, n_vocab: int | None):

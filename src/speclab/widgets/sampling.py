@@ -15,6 +15,17 @@ from speclab.widgets.base import Shown, figure_png
 SAMPLING_LABELS = ("A", "B", "C", "D")  # lesson 07's four-token vocabulary
 
 
+def _weights(values, name: str) -> list[float]:
+    """Weights for sliders of 0 to 1: only proportions matter, so weights above 1 (counts, or
+    percentages) are scaled down together; a slider clamped each to 1 on its own, and
+    p = (4, 3, 2, 1) became (0.25, 0.25, 0.25, 0.25). ValueError for NaN or a negative."""
+    weights = np.asarray(values, dtype=np.float64)
+    if weights.ndim != 1 or not np.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError(f"{name} needs one weight of 0 or more per token, got {list(values)}")
+    most = weights.max(initial=0.0)
+    return (weights / most if most > 1 else weights).tolist()
+
+
 class SamplingRuleExplorer(Shown):
     """Lesson 07: two small distributions under sliders, one step of the rule, many steps.
 
@@ -38,6 +49,7 @@ class SamplingRuleExplorer(Shown):
     ):
         if not len(p_target) == len(p_draft) == len(labels):
             raise ValueError("p_target, p_draft and labels need one entry per token")
+        p_target, p_draft = _weights(p_target, "p_target"), _weights(p_draft, "p_draft")
         self.labels, self.seed = tuple(labels), seed
 
         def slider(value, name):
@@ -69,8 +81,10 @@ class SamplingRuleExplorer(Shown):
         """Move several sliders at once and redraw once (for notebooks and tests)."""
         self._paused = True
         try:
-            for sliders, values in ((self.target_sliders, p_target), (self.draft_sliders, p_draft)):
-                for slider, value in zip(sliders, values or [], strict=False):
+            for sliders, values, name in ((self.target_sliders, p_target, "p_target"),
+                                          (self.draft_sliders, p_draft, "p_draft")):  # fmt: skip
+                values = [] if values is None else _weights(values, name)
+                for slider, value in zip(sliders, values, strict=False):
                     slider.value = value
         finally:
             self._paused = False
