@@ -1419,3 +1419,16 @@ def test_a_header_of_a_hundred_thousand_columns_is_checked_not_hung(tmp_path, wi
     )
     assert result.returncode == 0, result.stderr
     assert "1 row checked" in result.stdout
+
+
+def test_lesson_02_scores_no_stale_results_after_a_file_it_could_not_read():
+    """Lesson 02's score cell, run after the checker refused a file, showed the score of the
+    file checked before it; the lesson now clears its results first, and score says why."""
+    import json
+
+    with pytest.raises(ValueError, match="the checker could not read the file"):
+        score(None)
+    for path in sorted(repo_root().glob("notebooks/**/02_symbolic_acceptance.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert "results = None  #" in code.split("results = check_guesses(guesses_file")[0], path
