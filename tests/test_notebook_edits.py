@@ -17,28 +17,39 @@ NOTEBOOKS = repo_root() / "notebooks"
 
 def shown_markdown(notebook: str, cells: list[int], edits: dict[int, tuple[str, str]]) -> list[str]:
     """The Markdown text the given code cells display, each cell's `old` text replaced by `new`."""
+    import IPython.display
+
     source = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))["cells"]
     shown, namespace = [], {}
-    for index in cells:
-        code = "".join(source[index]["source"])
-        if index in edits:
-            old, new = edits[index]
-            assert old in code, (notebook, index)
-            code = code.replace(old, new)
-        exec(compile(code, f"{notebook}, cell {index}", "exec"), namespace)  # noqa: S102
-        namespace["display"] = lambda shown_object, *_, **__: shown.append(
-            str(getattr(shown_object, "data", shown_object))
-        )
+
+    def capture(shown_object, *_, **__):
+        shown.append(str(getattr(shown_object, "data", shown_object)))
+
+    real = IPython.display.display
+    IPython.display.display = capture  # also what speclab.i18n.speaker's `say` displays with
+    try:
+        for index in cells:
+            code = "".join(source[index]["source"])
+            if index in edits:
+                old, new = edits[index]
+                assert old in code, (notebook, index)
+                code = code.replace(old, new)
+            exec(compile(code, f"{notebook}, cell {index}", "exec"), namespace)  # noqa: S102
+            namespace["display"] = capture
+    finally:
+        IPython.display.display = real
     return shown
 
 
-BOARD = 'board = ["8", "56", "5", "90"]'
+BOARD = 'board = quiz_board(["8", "56", "5", "90"]'
 
 
 @pytest.mark.parametrize("folder", ["", "zh/", "fa/"])
 def test_lesson_01_with_every_answer_right(folder):
     (said,) = shown_markdown(
-        f"{folder}01_quiz_game.ipynb", [1, 3, 5, 6], {3: (BOARD, 'board = ["8", "56", "6", "90"]')}
+        f"{folder}01_quiz_game.ipynb",
+        [1, 3, 5, 6],
+        {3: (BOARD, 'board = quiz_board(["8", "56", "6", "90"]')},
     )[-1:]
     expected = {
         "": ["You get **4 ticks** and no cross, and you move **5 squares**",
@@ -52,7 +63,9 @@ def test_lesson_01_with_every_answer_right(folder):
 @pytest.mark.parametrize("folder", ["", "zh/", "fa/"])
 def test_lesson_01_with_the_first_answer_wrong(folder):
     (said,) = shown_markdown(
-        f"{folder}01_quiz_game.ipynb", [1, 3, 5, 6], {3: (BOARD, 'board = ["7", "56", "6", "90"]')}
+        f"{folder}01_quiz_game.ipynb",
+        [1, 3, 5, 6],
+        {3: (BOARD, 'board = quiz_board(["7", "56", "6", "90"]')},
     )[-1:]
     expected = {
         "": ["You get **0 ticks**, a cross on question 1",
