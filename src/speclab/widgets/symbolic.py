@@ -57,6 +57,8 @@ def quiz_board(answers: Sequence, answer_key: Sequence[str] = QUIZ_KEY,
                            "the host's): this board has {have}").format(n=wanted, have=len(answers)))  # fmt: skip
     board = []
     for number, answer in enumerate(answers, start=1):
+        if isinstance(answer, float) and answer.is_integer():
+            answer = int(answer)  # 8.0 written as a number: 8, as the text "8.0" is
         if isinstance(answer, bool) or not isinstance(answer, str | int):
             raise ValueError(_("answer {number} is {value!r}: write text or a whole number")
                              .format(number=number, value=answer))  # fmt: skip
