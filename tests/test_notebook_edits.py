@@ -223,3 +223,22 @@ def test_lesson_04b_slider_times_as_many_repeats_as_the_sweep():
     sweep = re.search(r"width_sweep\((?:.|\n)*?repeats=(\d+)", code)
     slider = re.search(r"WidthExplorer\(.*repeats=(\d+)", code)
     assert sweep and slider and sweep.group(1) == slider.group(1)
+
+
+SETTINGS = 'prompt_name, k, max_new_tokens = "code-edit", 4, 120'
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ('"code_edit", 4, 120', "prompt_name 'code_edit': choose one of code-edit"),
+        ('"code-edit", 4, 10', "max_new_tokens 10: choose 32 or more"),
+    ],
+)
+def test_lesson_05_names_settings_its_tables_cannot_use(settings, message):
+    """A typo in prompt_name was a KeyError and a cascade of NameErrors; max_new_tokens of 15
+    or less, the slider's own range, ended in a KeyError in a table far below."""
+    with pytest.raises(ValueError, match=message):
+        shown_markdown("05_speculative_decoding.ipynb", [1, 5],
+                       {5: (SETTINGS, f"prompt_name, k, max_new_tokens = {settings}")})  # fmt: skip
+    assert shown_markdown("05_speculative_decoding.ipynb", [1, 5], {5: (SETTINGS, SETTINGS)})
