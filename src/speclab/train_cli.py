@@ -255,8 +255,8 @@ def _other_shape(out: Path, cfg: TrainConfig) -> str | None:
 
 def _first_validation(path: Path) -> dict | None:
     """The first validation a weights file or a checkpoint records (its step, time and held-out
-    bits per byte): a run's fingerprint, kept
-    when it resumes or goes on in a new --run-dir with --init-from. None if it has none."""
+    bits per byte): a run's fingerprint, kept when it resumes or goes on in a new --run-dir
+    with --init-from. None if it has none."""
     import json
 
     import numpy as np
