@@ -291,8 +291,10 @@ def test_round_off_inputs_are_cleaned_and_bad_inputs_named():
         assert token in (0, 1)
     with pytest.raises(ValueError, match="shape"):
         speculative_step(p, q, [1, 0], rng)
-    with pytest.raises(ValueError, match="sum to 1"):
+    with pytest.raises(ValueError, match="row 0 of p_target sums to 2, not 1"):
         speculative_step(p * 2, q, [1], rng)
+    with pytest.raises(ValueError, match=r"^p_draft sums to 0\.5, not 1"):
+        speculative_step(p, q / 2, [1], rng)
     with pytest.raises(ValueError, match="negative"):
         speculative_step(p, np.array([[1.1, -0.1, 0.0]]), [1], rng)
     with pytest.raises(ValueError, match="vocabulary"):

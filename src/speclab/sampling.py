@@ -198,16 +198,11 @@ def expected_match_acceptance(p_target, p_draft) -> float:
 
 
 def _two_distributions(p_target, p_draft):
-    """p_target and p_draft [n_vocab], checked as _as_distributions checks rows."""
+    """p_target and p_draft [n_vocab], checked by _as_distributions as one row each."""
     p_target, p_draft = np.asarray(p_target, np.float64), np.asarray(p_draft, np.float64)
     if p_target.ndim != 1 or p_draft.shape != p_target.shape:
         raise ValueError(f"p_target and p_draft must be distributions over the same tokens, "
                          f"got shapes {list(p_target.shape)} and {list(p_draft.shape)}")  # fmt: skip
-    for name, probs in (("p_target", p_target), ("p_draft", p_draft)):
-        total = float(probs.sum())
-        if np.isfinite(total) and abs(total - 1.0) > 1e-6 and probs.min() >= 0:
-            raise ValueError(f"{name} sums to {total:g}, not 1: probabilities must add up to 1 "
-                             f"(divide its weights by their sum, {total:g})")  # fmt: skip
     p_target = _as_distributions(p_target[None], "p_target", 1, None)
     p_draft = _as_distributions(p_draft[None], "p_draft", 1, p_target.shape[1])
     return p_target[0], p_draft[0]
@@ -226,7 +221,10 @@ def _as_distributions(probs, name: str, rows: int, n_vocab: int | None):
     if not (np.isfinite(sums).all() and lowest >= -1e-9):
         raise ValueError(f"{name} holds a NaN, an infinity or a negative probability")
     if np.abs(sums - 1.0).max() > 1e-6:
-        raise ValueError(f"each row of {name} must sum to 1, got sums {sums.tolist()}")
+        row = int(np.flatnonzero(np.abs(sums - 1.0) > 1e-6)[0])  # the first bad row
+        where = name if rows == 1 else f"row {row} of {name}"
+        raise ValueError(f"{where} sums to {sums[row]:g}, not 1: probabilities must add up to 1 "
+                         f"(divide its weights by their sum, {sums[row]:g})")  # fmt: skip
     if lowest < 0:  # round-off below zero: clip, then renormalise
         probs = np.maximum(probs, 0.0)
         sums = probs.sum(axis=-1)
