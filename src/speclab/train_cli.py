@@ -265,13 +265,18 @@ def _first_validation(path: Path) -> dict | None:
 
     try:
         if is_weights_file(path):
-            history = load(path, dtype=np.float32).meta.get("history") or []
+            history = load(path, dtype=np.float32).meta.get("history")
         else:
             with np.load(path, allow_pickle=False) as archive:
                 history = json.loads(str(archive["record"]))["log"]["history"]
     except (OSError, ValueError, KeyError, TypeError):
         return None  # unreadable: the checks of the run itself say why
-    if not history or not isinstance(history[0], dict):
+    return _fingerprint(history)
+
+
+def _fingerprint(history) -> dict | None:
+    """The first entry of a validation history, reduced to what an export keeps; None if none."""
+    if not isinstance(history, list) or not history or not isinstance(history[0], dict):
         return None
     # the export leaves out the copy test's details, so compare what both keep
     return {k: history[0].get(k) for k in ("step", "seconds", "val_bits_per_byte")}
@@ -285,9 +290,17 @@ def _other_run(out: Path, run_dir: Path, init_from: Path | None) -> str | None:
     are an earlier export of this run; any other trained weights are another run's result,
     which a fresh run with the same --out replaced at its first validation, without a word.
     """
+    import numpy as np
+
+    from speclab.weights import load
+
     if not out.is_file() or not is_weights_file(out):
         return None
-    theirs = _first_validation(out)
+    try:
+        meta = load(out, dtype=np.float32).meta  # read once: the fingerprint and the message
+    except (OSError, ValueError):
+        return None  # not weights: _out_problem has said so already
+    theirs = _fingerprint(meta.get("history"))
     if theirs is None:  # weights with no validation yet: nothing measured is lost
         return None
     source = run_dir / "checkpoint.npz"
@@ -295,11 +308,6 @@ def _other_run(out: Path, run_dir: Path, init_from: Path | None) -> str | None:
         source = init_from
     if source is not None and _first_validation(source) == theirs:
         return None
-    import numpy as np
-
-    from speclab.weights import load
-
-    meta = load(out, dtype=np.float32).meta
     made = f", made by `{meta['command']}`" if meta.get("command") else ""
     return (f"--out {out} holds another run's weights ({meta.get('trained_steps')} steps, "
             f"{meta.get('val_bits_per_byte')} bits/byte{made}), which this run would replace at "
