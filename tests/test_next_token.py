@@ -68,6 +68,21 @@ def test_greedy_steps_write_greedy_decodings_tokens(model):
     assert all(len(step) == 3 for step in steps)  # one forward per token, top 3 each
 
 
+def test_greedy_steps_refuse_what_greedy_decode_refuses(model):
+    n_ctx = model.config.n_ctx
+    fits = encode("ab" * n_ctx)[: n_ctx - 3]
+    assert [s[0].token for s in greedy_steps(model, fits, 3)] == greedy_decode(
+        model, fits, 3
+    ).tokens
+    too_long = fits + [97]  # one token more: prompt + 3 new tokens no longer fit
+    with pytest.raises(ValueError, match="context window"):
+        greedy_decode(model, too_long, 3)
+    with pytest.raises(ValueError, match=f"context window of {n_ctx} tokens: shorten the prompt"):
+        greedy_steps(model, too_long, 3)
+    with pytest.raises(TypeError, match="n_new must be an integer"):
+        greedy_steps(model, fits, 2.5)
+
+
 @pytest.mark.parametrize("n_prompt,n_new", [(1, 1), (20, 5), (300, 128)])
 def test_positions_computed_counted_forward_by_forward(n_prompt, n_new):
     with_cache = n_prompt + sum(1 for _ in range(n_new - 1))  # prefill, then one per token

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from speclab.counting import as_count
 from speclab.gpt import forward
 from speclab.sampling import SamplingSettings, sampling_distribution
 from speclab.tokenizer import as_token_list
@@ -60,8 +61,16 @@ def greedy_steps(model, tokens, n_new: int) -> list[list[Choice]]:
 
     The first choice of each step is the token written. Without a cache, for clarity: each
     step is a forward over the whole text so far (speclab.decoding does the same with one).
+    The prompt and the new tokens must fit the context window, as greedy_decode requires
+    (next_token_logits alone reads a longer text's last n_ctx tokens).
     """
     text, steps = as_token_list(tokens), []
+    n_new, n_ctx = as_count(n_new, "n_new"), model.config.n_ctx
+    if len(text) + n_new > n_ctx:  # greedy_decode's rule, so the two write the same or refuse
+        raise ValueError(
+            f"prompt ({len(text)} tokens) + {n_new} new tokens exceeds the context window of "
+            f"{n_ctx} tokens: shorten the prompt to at most {n_ctx - n_new} tokens"
+        )
     for _ in range(n_new):
         choices = top_choices(next_token_logits(model, text), n=3)
         steps.append(choices)
