@@ -156,6 +156,19 @@ def test_rows_separated_otherwise_than_the_header_are_named_so(
     assert f"با '{found}' جدا شده‌اند" in report["error"][0]
 
 
+def test_a_repeated_header_row_is_named_as_such(tmp_path):
+    """Two students' files pasted together repeat the header mid-file: it was reported as the
+    guess 'guess' with a lower-case letter, a mistake the student did not make."""
+    first, rest = GOOD.split("\n", 1)
+    frame = check_guesses(write(tmp_path, "two.csv", GOOD + first.upper() + "\n" + rest))
+    assert list(frame["row"]) == list(range(2, 11))
+    assert frame["error"][4] == "this row repeats the header (row 1); delete it"
+    assert list(frame["error"]).count("") == 8  # the rows of both files are checked
+    zh = "前缀,猜测,预期输出\n"  # a header in Chinese, as the zh lesson names the columns
+    report = check_guesses(write(tmp_path, "zh.csv", zh + rest + zh), lang="zh")
+    assert report["error"].iloc[-1] == "这一行重复了表头（第 1 行）；请删除它"
+
+
 def test_a_formula_is_reported_at_its_first_character(tmp_path):
     """'=1+1' (a spreadsheet formula) was reported for the digit at position 2; a digit after
     an invisible right-to-left mark is still reported as a digit."""

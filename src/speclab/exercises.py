@@ -203,6 +203,11 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
                                        "file (save it as 'CSV UTF-8')"),
                                     {"found": other, "header": SEPARATOR_NAMES[delimiter]})}  # fmt: skip
             continue
+        if _repeats_header(cells, columns):  # two files pasted together: not a lower-case guess
+            yield {"row": row_number, **dict.fromkeys(STUDENT_COLUMNS),
+                   "error": Message(N_("this row repeats the header (row {header}); delete it"),
+                                    {"header": header_row})}  # fmt: skip
+            continue
         yield _student_cells(row_number, cells, columns, len(header_cells))
     if not found:
         raise GuessFileError(
@@ -221,6 +226,11 @@ def _other_separator(cell: str, delimiter: str) -> str | None:
         if mark != delimiter and mark in cell:
             return name
     return None
+
+
+def _repeats_header(cells: list[str], columns: dict[str, int]) -> bool:
+    """Whether a data row names the columns as the header does (in any language it reads)."""
+    return all(i < len(cells) and _column_name(cells[i]) == name for name, i in columns.items())
 
 
 def _header_record(rows: Iterator[tuple], path: Path) -> tuple[int, list[str]]:
