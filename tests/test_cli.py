@@ -51,3 +51,30 @@ def test_a_persian_windows_console_gets_the_arabic_lookalikes_not_escapes(tmp_pa
             hint = done.stderr.decode("ascii")  # one line, in letters this console has
             assert hint.count("\n") == 1 and "encoding (ascii) cannot hold" in hint
             assert "PYTHONIOENCODING=utf-8" in hint
+
+
+@pytest.mark.parametrize(
+    ("argv", "text"),
+    [
+        (["demo", "-hello"], "-hello"),  # read as -h with the argument "ello"
+        (["demo", "--k", "3", "-x"], "-x"),  # the top parser reports this one
+        (["demo", "--fixed-k", "-- a list item"], None),  # a space: argparse takes it as text
+        (["demo", "--k", "-3"], None),  # a number is a value; --k's own check speaks
+        (["check-guesses", "-x"], None),  # no prompt to give
+    ],
+)
+def test_a_prompt_that_starts_with_a_dash_gets_a_hint(argv, text, capsys, monkeypatch):
+    """`speclab demo -hello` ended in "argument -h/--help: ignored explicit argument 'ello'",
+    with no word of how to give such a prompt."""
+    monkeypatch.setattr("speclab.demo.run", lambda args: 0)  # parse only: no model is run
+    try:
+        main(argv)
+    except SystemExit as stop:
+        assert stop.code == 2
+    err = capsys.readouterr().err
+    hint = f"'{text}' is read as an option: to give a prompt that starts with '-', put -- before it"
+    if text is None:
+        assert "put -- before it" not in err
+    else:
+        assert f"{hint} (speclab demo -- '{text}')" in err
+        assert main(["demo", "--", text]) == 0  # the hint works

@@ -46,7 +46,35 @@ def build_parser(argv: list[str] | None = None):
 
                 message += (f"; '{shown(name)}' is read as an option: to name the file, "
                             f"write ./{shown(name)} or put -- before it")  # fmt: skip
+            elif found := self._dashed_prompt(sys.argv[1:] if argv is None else argv):
+                from speclab.student_files import shown
+
+                prog, text = found
+                message += (f"; '{shown(text)}' is read as an option: to give a prompt that "
+                            f"starts with '-', put -- before it ({prog} -- '{shown(text)}')")  # fmt: skip
             super().error(message)
+
+        def _dashed_prompt(self, argv: list[str]) -> tuple[str, str] | None:
+            """(command, the first argument before "--" that starts with "-" and is not one
+            of its options), where the command takes a prompt ("-hello" is read as -h ello)."""
+            for action in self._subparsers._group_actions if self._subparsers else ():
+                # `speclab demo --k 3 -x`: argparse blames the top parser for "-x"
+                for i, text in enumerate(argv):
+                    if text in action.choices:
+                        return action.choices[text]._dashed_prompt(argv[i + 1 :])
+                return None
+            if not any(action.dest == "prompt" for action in self._get_positional_actions()):
+                return None
+            options = self._option_string_actions
+            for text in argv:
+                if text == "--":
+                    return None
+                name = text.split("=", 1)[0]
+                if (text.startswith("-") and len(text) > 1 and name not in options
+                        and not any(o.startswith(name) for o in options if o.startswith("--"))
+                        and not _is_number(text)):  # fmt: skip
+                    return self.prog, text
+            return None
 
         def _print_message(self, message, file=None):
             # argparse drops an OSError here (unbuffered output, PYTHONUNBUFFERED=1):
@@ -76,6 +104,15 @@ def build_parser(argv: list[str] | None = None):
             sub.epilog = f"{sub.epilog}\n\n{line}" if sub.epilog else line
         sub.set_defaults(run=module.run)
     return parser
+
+
+def _is_number(text: str) -> bool:
+    """Whether text reads as a number ("-5" is a value, never an option, to argparse)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _dashed_file(argv: list[str]) -> str | None:
