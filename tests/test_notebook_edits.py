@@ -109,6 +109,23 @@ def test_lesson_02_explains_each_usual_slip_truly(folder, tmp_path):
         assert "مسیر به پایان رسیده است" in slips[2]
 
 
+@pytest.mark.parametrize("folder", ["", "zh/", "fa/"])
+def test_lesson_02_table_shows_a_whole_error_message(folder, tmp_path):
+    """pandas cuts a table's cells at 50 characters: the error column read "guess 'abx' has
+    the lower-case letter 'a' at positi..." and hid the hint that follows."""
+    import pandas as pd
+
+    from speclab.exercises import check_guesses
+
+    mine = tmp_path / "maria.csv"
+    mine.write_text("prefix,guess\n,abx\n", encoding="utf-8")
+    message = check_guesses(mine)["error"][0]
+    assert len(message) > 60 and message.endswith("use capitals, e.g. 'ABX'"), message
+    with pd.option_context("display.max_colwidth", 50):  # pandas' default, put back after
+        shown_markdown(f"{folder}02_symbolic_acceptance.ipynb", [1], {})
+        assert message in check_guesses(mine)._repr_html_()
+
+
 FOUR = 'text = encode("for i in range(10):")'
 
 
