@@ -237,7 +237,9 @@ def test_lesson_01s_board_is_read_as_its_widget_reads_it():
     from speclab.acceptance import accept
     from speclab.widgets import quiz_board
 
-    for board in (["８", "５６", "6", "９０"], ["۸", "۵۶", "۶", "۹۰"], ["8 ", "056", "6.0", 90.0]):
+    boards = (["８", "５６", "6", "９０"], ["۸", "۵۶", "۶", "۹۰"], ["8 ", "056", "6.0", 90.0],
+              ["8\u200b", "\u200f56", "\ufeff6", "9\u200c0"])  # invisible marks, copied along  # fmt: skip
+    for board in boards:
         assert accept(quiz_board(board), QUIZ_KEY) == 4, board
         game = QuizGame(answers=board)
         assert accept([normalise(box.value) for box in game.answers], QUIZ_KEY) == 4

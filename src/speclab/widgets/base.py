@@ -49,6 +49,9 @@ class Shown:
 
 # Persian (۰-۹), Arabic-Indic (٠-٩) and full-width (０-９) digits, as a keyboard in Persian,
 # Arabic or Chinese may type them: the same answer as the Latin digits.
+# Characters a reader cannot see, which copying from a chat or right-to-left text brings
+# along: zero-width space, joiners, direction marks, word joiner, byte order mark.
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u061c\ufeff"))
 OTHER_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩０１２３４５６７８９", "0123456789" * 3)
 
 
@@ -59,9 +62,9 @@ def typed_text(value: str) -> str:
 
 
 def normalise(answer: str) -> str:
-    """A typed answer as the host reads it: no stray spaces, any case, digits of any script,
-    and a whole number however it is written ("08" and "8.0" are 8)."""
-    text = typed_text(answer).strip().casefold().translate(OTHER_DIGITS)
+    """A typed answer as the host reads it: no stray spaces or invisible marks, any case,
+    digits of any script, and a whole number however it is written ("08" and "8.0" are 8)."""
+    text = typed_text(answer).translate(INVISIBLE).strip().casefold().translate(OTHER_DIGITS)
     whole = re.fullmatch(r"([+-]?\d{1,30})(?:[.\u066b]0*)?", text)  # ٫: the Persian decimal mark
     return str(int(whole.group(1))) if whole else text
 
