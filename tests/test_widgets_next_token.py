@@ -75,6 +75,25 @@ def test_a_long_text_says_it_is_computing_while_the_forward_runs():
     assert not any("Computing" in note for note in notes)
 
 
+def test_the_temperature_reshapes_the_bars_without_a_forward(monkeypatch):
+    """Moving the slider ran a forward each time: about a second a move over a long text."""
+    import speclab.next_token
+
+    shown = NextTokenExplorer(MODEL, text="x = 1\n" * 100)
+    forwards, real = [], speclab.next_token.next_token_logits
+    monkeypatch.setattr(speclab.next_token, "next_token_logits",
+                        lambda *a: forwards.append(1) or real(*a))  # fmt: skip
+    notes = []
+    shown.note.observe(lambda change: notes.append(change["new"]), names="value")
+    shown.temperature.value = 0.5
+    logits = real(MODEL, encode("x = 1\n" * 100))
+    assert forwards == [] and shown.choices == top_choices(logits, 0.5, 10)
+    assert not any("Computing" in note for note in notes)  # nothing to wait for
+    shown.text.value = "x = 2\n" * 100  # a new text: one forward
+    assert forwards == [1]
+    assert shown.choices == top_choices(real(MODEL, encode("x = 2\n" * 100)), 0.5, 10)
+
+
 def test_every_label_stays_on_the_picture_even_at_certainty():
     """At temperature 0 the top bar reaches 100 %, and its "greedy" label ran off the edge."""
     from speclab.next_token import Choice

@@ -31,6 +31,7 @@ class NextTokenExplorer(Shown):
                                                description="temperature")  # fmt: skip
         self.note, self.picture = widgets.HTML(), widgets.Image(format="png")
         self.figure: Figure | None = None
+        self._last = None  # (the tokens read, their logits): the latest forward
         self.text.observe(self._on_change, names="value")
         self.temperature.observe(self._on_change, names="value")
         self.box = widgets.VBox([self.text, self.temperature, self.note, self.picture])
@@ -49,9 +50,12 @@ class NextTokenExplorer(Shown):
             self.picture.value = b""
             return
         t = self.temperature.value
-        if len(tokens) > LONG_TEXT:  # a forward over a long text takes a moment: say so
-            self.note.value = f"<p>Computing: one forward over {len(tokens):,} tokens\u2026</p>"
-        self.choices = top_choices(next_token_logits(self.model, tokens), t, self.n)
+        read = tuple(tokens[-self.model.config.n_ctx :])  # what the forward reads
+        if self._last is None or self._last[0] != read:  # a new temperature needs no forward
+            if len(tokens) > LONG_TEXT:  # a forward over a long text takes a moment: say so
+                self.note.value = f"<p>Computing: one forward over {len(tokens):,} tokens\u2026</p>"
+            self._last = (read, next_token_logits(self.model, tokens))
+        self.choices = top_choices(self._last[1], t, self.n)
         top = self.choices[0]
         seen = min(len(tokens), self.model.config.n_ctx)  # the model reads its last n_ctx tokens
         over = (
