@@ -1445,3 +1445,20 @@ def test_lesson_02_scores_no_stale_results_after_a_file_it_could_not_read():
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         assert "results = None  #" in code.split("results = check_guesses(guesses_file")[0], path
+
+
+def test_a_long_file_gets_a_progress_bar_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    """A 20 MB file took a silent minute to check: a terminal now shows a bar as it reads."""
+    from speclab import guesses_report
+    from speclab.cli import main
+
+    rows = (guesses_report.LONG_FILE // len(",ABX,ABC\n")) + 1
+    long_file = write(tmp_path, "long.csv", "prefix,guess,expected_output\n" + ",ABX,ABC\n" * rows)
+    short = "prefix,guess\n,ABX\n"
+    assert guesses_report._progress(iter([]), 2, "reading", short).__class__.__name__ != "tqdm"
+    bar = guesses_report._progress(iter([]), rows + 2, "reading", long_file.read_text())
+    assert type(bar).__name__ == "tqdm" and bar.total == rows + 2
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)  # make test sets it
+    assert main(["check-guesses", "--summary", str(long_file)]) == 0
+    out, err = capsys.readouterr()
+    assert f"{rows}/{rows}" in out and err == ""  # captured stderr is no terminal: no bar

@@ -249,18 +249,32 @@ def run(args: argparse.Namespace) -> int:
 def _check_and_print(path: Path, summary_only: bool, words: Words) -> Score:
     """Check one file as a stream of rows: parse once for the widths, then check and print."""
     text = read_text(path)
+    lines = text.count("\n") + 1
     # raises before anything is printed
-    widths = _widths(data_rows(text, path), DEFAULT_PATH, words)
+    widths = _widths(_progress(data_rows(text, path), lines, "reading", text), DEFAULT_PATH, words)
     rows = (checked_row(row, DEFAULT_PATH, words.tr) for row in data_rows(text, path))
     tally = Tally()
     if summary_only:
-        for row in rows:
+        for row in _progress(rows, lines, "checking", text):
             tally.add(row)
     else:
         for line in _report_lines(rows, widths, shown(str(path)), tally, words):
             print(line)
         print()
     return tally.score()
+
+
+LONG_FILE = 1_000_000  # characters: a file this long takes seconds to check (20 MB: a minute)
+
+
+def _progress(rows: Iterable[dict], lines: int, what: str, text: str) -> Iterable[dict]:
+    """rows, with a progress bar on a terminal's stderr for a long file (none once done)."""
+    if len(text) < LONG_FILE:
+        return rows
+    from tqdm import tqdm
+
+    # disable=None: no bar where stderr is not a terminal (a log, a notebook's command)
+    return tqdm(rows, total=lines, desc=what, unit=" rows", leave=False, disable=None)
 
 
 def _student_names(files: list[Path]) -> list[str]:
