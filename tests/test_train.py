@@ -972,7 +972,7 @@ def test_ctrl_c_in_the_last_step_ends_the_run_as_planned(tmp_path, monkeypatch, 
         pytest.fail("a Ctrl-C in the last step was reported as an interrupted run")
     assert len(calls) == cfg.steps  # the interrupt really came, in the last step
     assert log["history"][-1]["step"] == cfg.steps
-    assert "the stop came in the last step" in capsys.readouterr().out
+    assert "the stop came in the last step" in capsys.readouterr().err
     a, b = load(tmp_path / "whole.npz"), load(tmp_path / "cut.npz")
     for name, value in flatten(a.params).items():
         np.testing.assert_array_equal(value, flatten(b.params)[name], err_msg=name)
@@ -1078,7 +1078,7 @@ def test_sigterm_saves_the_step_like_ctrl_c(tmp_path):
     assert process.returncode == 143 and "Traceback" not in err, err  # SIGTERM's own status
     assert "stop signal (SIGTERM): stopping when this step is done" in err
     step = load_checkpoint(run_dir / "checkpoint.npz", with_overrides(RECIPES["smoke"], changes))[2]
-    assert f"stopped: step {step} saved in" in out and step > 0
+    assert f"stopped: step {step} saved in" in err and step > 0  # beside the notice
 
 
 def test_a_failed_start_leaves_no_empty_run_folder_and_a_bad_out_name_is_found_first(tmp_path):
@@ -1158,6 +1158,7 @@ def test_a_bad_scale_attention_is_one_line_before_anything_is_read(tmp_path, arg
 
 def test_a_full_disk_is_named_and_the_checkpoint_kept(tmp_path, monkeypatch, capsys):
     import speclab.train
+    import speclab.weights
     from speclab import cli
 
     run_dir, out = tmp_path / "run", tmp_path / "out.npz"
@@ -1167,13 +1168,32 @@ def test_a_full_disk_is_named_and_the_checkpoint_kept(tmp_path, monkeypatch, cap
     def full_disk(*args, **kwargs):  # np.savez's own error: no file named
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(speclab.train, "export", full_disk)
+    monkeypatch.setattr(speclab.weights.np, "savez_compressed", full_disk)  # the export's
     status = cli.main(["train", "smoke", "--smoke", "--run-dir", str(run_dir), "--steps", "2",
                        "--out", str(out)])  # fmt: skip
     printed = capsys.readouterr()
     assert status == 1 and "exported to" not in printed.out + printed.err  # it was not
-    assert "no space left on the disk of" in printed.err and "kept whole" in printed.err
+    assert f"no space left on the disk of {out}; " in printed.err and "kept whole" in printed.err
     assert (run_dir / "checkpoint.npz").read_bytes() == before and not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no temporary file left
+
+
+def test_a_full_standard_output_is_not_blamed_on_the_run_folder(tmp_path, monkeypatch, capsys):
+    """`speclab train ... > train.log` on a full disk said the run folder's disk was full."""
+    import io
+
+    from speclab import cli
+
+    class FullDisk(io.StringIO):  # standard output on a full disk: `> /dev/full`
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", FullDisk())
+    status = cli.main(["train", "smoke", "--smoke", "--run-dir", str(tmp_path / "run"),
+                       "--steps", "2"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and "cannot write the standard output (No space left on device" in err
+    assert "no space left on the disk of" not in err
 
 
 def test_out_onto_a_shipped_model_says_how_to_get_it_back(tmp_path, monkeypatch, capsys):

@@ -33,7 +33,14 @@ import numpy as np
 
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
-from speclab.weights import check_params, flatten, init_params, temporary_beside, unflatten
+from speclab.weights import (
+    check_params,
+    flatten,
+    init_params,
+    named,
+    temporary_beside,
+    unflatten,
+)
 
 
 def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
@@ -48,6 +55,8 @@ def save_checkpoint(path: Path, params, state, step, rng, cfg, log):
     try:
         np.savez(tmp, **arrays, record=np.array(json.dumps(record)))
         tmp.replace(path)  # the old checkpoint stays whole until the new one is
+    except OSError as error:  # a full disk: say which file, as the standard output can fill too
+        raise named(error, path) from None
     finally:
         tmp.unlink(missing_ok=True)  # a failed write (disk full, Ctrl-C) leaves nothing behind
 

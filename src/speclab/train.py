@@ -354,12 +354,12 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
                 break
             if ctrl_c() and step == last_step:  # nothing left to stop: the run ends as planned
                 bar.write(f"the stop came in the last step ({step}); it is done and saved, so "
-                          "the run ends as it would have")  # fmt: skip
+                          "the run ends as it would have", file=sys.stderr)  # fmt: skip
             elif ctrl_c():  # a whole step done: save it, so that the run resumes from here
                 log["seconds"] = elapsed
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
                 bar.write(f"stopped: step {step} saved in {checkpoint}; the same command goes "
-                          "on from there")  # fmt: skip
+                          "on from there", file=sys.stderr)  # beside the Ctrl-C notice  # fmt: skip
                 raise stop()
     finally:
         restore_ctrl_c()

@@ -452,11 +452,15 @@ def _run(args, name: str, run_dir: Path) -> int:
     except BrokenPipeError:
         raise  # the command line's own handling: a closed pipe ends quietly
     except OSError as error:
-        if error.errno in (errno.ENOSPC, errno.EDQUOT):  # np.savez names no file
-            out = f" or of --out {args.out}" if args.out else ""
-            print(printable(f"speclab train: no space left on the disk of {run_dir}{out}; any "
-                            f"checkpoint already in {run_dir} is kept whole, and the same command "
-                            "goes on from it once there is room"), file=sys.stderr)  # fmt: skip
+        kept = (f"any checkpoint already in {run_dir} is kept whole, and the same command goes "
+                "on from it once there is room")  # fmt: skip
+        if error.errno in (errno.ENOSPC, errno.EDQUOT) and error.filename is None:
+            # checkpoints and weights name their file (weights.named): this was the log's line
+            print(printable(f"speclab train: cannot write the standard output ({error.strerror}: "
+                            f"the disk it goes to is full); {kept}"), file=sys.stderr)  # fmt: skip
+        elif error.errno in (errno.ENOSPC, errno.EDQUOT):
+            print(printable(f"speclab train: no space left on the disk of {error.filename}; "
+                            f"{kept}"), file=sys.stderr)  # fmt: skip
         else:
             print(printable(f"speclab train: {error}"), file=sys.stderr)
         return 1

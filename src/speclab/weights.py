@@ -162,9 +162,19 @@ def save(path, params: dict, config: GPTConfig, meta: dict | None = None, dtype=
     try:
         np.savez_compressed(tmp, **flat, **{META_KEY: np.array(json.dumps(record))})
         tmp.replace(path)  # never leave a half-written file under the real name
-    except BaseException:  # a full disk, a folder in the way, Ctrl-C: no stray .tmp.npz either
+    except BaseException as error:  # a full disk, a folder in the way, Ctrl-C: no stray .tmp.npz
         tmp.unlink(missing_ok=True)
-        raise
+        raise named(error, path) from None
+
+
+def named(error: BaseException, path: Path) -> BaseException:
+    """An OSError that names no file (np.savez's, on a full disk) as one naming path: a
+    message can then tell a file's disk from the standard output's. Anything else as it is."""
+    if isinstance(error, OSError) and error.filename is None and error.errno is not None:
+        renamed = OSError(error.errno, error.strerror, str(path))
+        renamed.__cause__ = error
+        return renamed
+    return error
 
 
 def temporary_beside(path: Path) -> Path:
