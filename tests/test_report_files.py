@@ -125,3 +125,26 @@ def test_a_refused_start_leaves_a_lock_another_process_holds(tmp_path):
         assert (folder / ".lock").exists()
     remove_if_unused(folder, folder)  # no longer held: the lock and the folder go
     assert not folder.exists()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need rights on Windows")
+def test_a_link_loop_or_a_link_to_nothing_is_named_not_file_exists(tmp_path):
+    """mkdir says "File exists" of both, which sent a user looking for a file that is not there."""
+    from speclab.handouts import HandoutError, build_all
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "dangle").symlink_to(tmp_path / "gone")
+    loop = "leads into a symbolic link loop"
+    nowhere = f"goes through a link that leads nowhere: it points to {tmp_path / 'gone'}, which"
+    for folder, problem in [
+        ("a", loop),
+        ("dangle", nowhere),
+        ("dangle/sub", "goes through a link that leads nowhere ("),
+    ]:
+        with pytest.raises(OSError) as refused:
+            writable_folder(tmp_path / folder)
+        assert f"--out {tmp_path / folder} {problem}" in str(refused.value)
+        assert "File exists" not in str(refused.value)
+    with pytest.raises(HandoutError, match=f"{tmp_path / 'a'} {loop}"):
+        build_all(tmp_path / "a", tmp_path / "out", pdf=False)

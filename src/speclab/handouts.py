@@ -424,7 +424,10 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     if lessons_dir.exists() and not lessons_dir.is_dir():
         raise HandoutError(f"{lessons_dir} is a file: give --lessons a folder of .md files")
     if not lessons_dir.exists():
-        raise HandoutError(f"{lessons_dir} does not exist: give --lessons a folder of .md files")
+        from speclab.report_files import broken_link
+
+        problem = broken_link(lessons_dir) or "does not exist"
+        raise HandoutError(f"{lessons_dir} {problem}: give --lessons a folder of .md files")
     if not lessons_dir.is_dir() or not any(lessons_dir.glob("*.md")):
         raise HandoutError(f"no lessons in {lessons_dir}: give --lessons a folder of .md files")
     pdf = chromium.chromium_available() if pdf is None else pdf

@@ -24,6 +24,22 @@ import tempfile
 from pathlib import Path
 
 
+def broken_link(path: Path) -> str | None:
+    """How a path fails through a symbolic link, as words after it ("... leads into a symbolic
+    link loop"), or None. mkdir says only "File exists" of both kinds, and exists() False."""
+    try:
+        path.stat()
+        return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "leads into a symbolic link loop (a link that points back to itself)"
+    for link in (path, *path.parents):
+        if link.is_symlink() and not link.exists():
+            where = "" if link == path else f" ({link} on its way)"
+            return f"goes through a link that leads nowhere{where}: it points to {os.readlink(link)}, which does not exist"  # fmt: skip
+    return None
+
+
 def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] = ()) -> Path:
     """out, made if missing and tried with a temporary file; OSError naming the problem if not.
 
@@ -34,6 +50,8 @@ def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] =
     name = name or f"--out {out}"
     if out.exists() and not out.is_dir():
         raise OSError(f"{name} is a file, not a folder")
+    if problem := broken_link(out):
+        raise OSError(f"{name} {problem}; give another folder")
     for file in files:
         if (out / file).exists() and not (out / file).is_file():
             raise OSError(f"{name}: {out / file} is a folder, a pipe or a device, where the "
