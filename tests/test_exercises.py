@@ -812,6 +812,23 @@ def test_help_into_a_full_disk_is_a_message_not_a_silent_success(argv, unbuffere
     assert result.stderr == b"speclab: cannot write the standard output: No space left on device\n"
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_script_into_a_full_disk_or_a_closed_output_says_so_in_words(tmp_path):
+    """benchmarks/ scripts printed "[Errno 28] No space left on device", naming nothing."""
+    script = write(tmp_path, "s.py", "from speclab.cli import run_script\n"
+                   "run_script(lambda: print('x' * 100000), 's.py')\n")  # fmt: skip
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, str(script)], stdout=full,
+                                stderr=subprocess.PIPE, timeout=60)  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr == b"s.py: cannot write the standard output: No space left on device\n"
+    missing = write(tmp_path, "m.py", "from speclab.cli import run_script\n"
+                    "run_script(lambda: open('nothing.npz', 'rb'), 'm.py')\n")  # fmt: skip
+    result = subprocess.run([sys.executable, str(missing)], capture_output=True, timeout=60,
+                            cwd=tmp_path)  # fmt: skip
+    assert result.stderr == b"m.py: nothing.npz: No such file or directory\n"
+
+
 def test_ctrl_c_while_the_subcommands_are_imported_is_one_line(capsys, monkeypatch):
     def interrupted(name):
         raise KeyboardInterrupt

@@ -193,14 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # as a command that the closed pipe's SIGPIPE ended
     except OSError as error:  # output to a full disk (`> /dev/full`), or a file no command expected
         _silence_stdout()
-        import errno  # here: see the module docstring
-
         from speclab.student_files import printable  # here: see the module docstring
 
-        where = f"cannot write {error.filename}: " if error.filename else ""
-        if not error.filename and error.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG):
-            where = "cannot write the standard output: "  # commands name their own files
-        print(printable(f"speclab: {where}{error.strerror or error}"), file=sys.stderr)
+        print(printable(f"speclab: {_what_failed(error)}"), file=sys.stderr)
         return 1
     except Exception as error:
         # Ctrl-C inside a C extension's import comes out as another error: numpy turns it
@@ -267,6 +262,18 @@ class importing:
         return False
 
 
+def _what_failed(error: OSError) -> str:
+    """An OSError that reached the top, in words: the file it names, or the standard output
+    (a full disk with `> /dev/full`, or stdout closed), without the [Errno n] of str(error)."""
+    import errno  # here: see the module docstring
+
+    if error.filename:  # read or written: the error says which it could not do
+        return f"{error.filename}: {error.strerror or error}"
+    if error.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG):
+        return f"cannot write the standard output: {error.strerror}"  # commands name their files
+    return str(error.strerror or error)
+
+
 def run_script(main, name: str) -> None:
     """Run a script's main() (the ones in benchmarks/) with the command's manners, then exit.
 
@@ -301,7 +308,8 @@ def run_script(main, name: str) -> None:
         else:
             from speclab.student_files import printable  # here: see the module docstring
 
-            print(printable(f"{name}: {error}"), file=sys.stderr)
+            said = _what_failed(error) if isinstance(error, OSError) else error
+            print(printable(f"{name}: {said}"), file=sys.stderr)
             status = 1
     finally:
         restore_sigterm()
