@@ -164,7 +164,7 @@ class _Curve:
         return self.quartiles
 
 
-def _width_sentence(data: dict, fit: list, cache: float = 30e6) -> str:
+def _width_sentence(data: dict, fit: list, cache: float = 30e6, two=(1.1, 1.4, 1.7, 1.6)) -> str:
     """Lesson 04b's cell after the width sweep, run on made-up timings: its sentence."""
     import pandas as pd
 
@@ -178,6 +178,7 @@ def _width_sentence(data: dict, fit: list, cache: float = 30e6) -> str:
             "fit in the cache": fit,
             "ms, n_new = 1": [0.3, 0.4, 1.3, 2.8][: len(widths)],
             "× for n_new = 5": [data[w][1] for w in widths],
+            "× for n_new = 2": list(two)[: len(widths)],
         }  # fmt: skip
     ).set_index("width")
     shown = []
@@ -228,6 +229,22 @@ def test_lesson_04b_says_when_every_width_fits_and_when_ranges_overlap():
     said = _width_sentence({128: (1.1, 1.15, 1.2), 256: (1.15, 1.5, 1.6)}, [True, True], 100e6)
     assert "this run cannot show regime (c)" in said
     assert "the ranges overlap, so this run does not tell the two apart" in said
+
+
+@pytest.mark.parametrize(
+    ("two", "said"),
+    [
+        ((1.06, 1.43, 1.71, 1.55), "below 2× at every width, so two rows never cost more per"),
+        ((1.06, 1.43, 2.2, 2.1), "above 2×, so more per operation than one row, at width 512, 768"),
+    ],
+)
+def test_lesson_04b_says_whether_two_rows_cost_more_per_operation(two, said):
+    """Its prose said the ×2 column shows two rows slower per operation than one for wide
+    matrices, while the column read 1.06-1.71 (cheaper per operation at every width)."""
+    data = {128: (1.1, 1.15, 1.2), 256: (1.5, 1.55, 1.6), 512: (1.5, 1.55, 1.6), 768: (1, 1, 1)}
+    sentence = _width_sentence(data, [True] * 4, 100e6, two)
+    assert f"Two positions cost {min(two):.2f}× to {max(two):.2f}× one position" in sentence
+    assert said in sentence, sentence
 
 
 def test_lesson_04b_slider_times_as_many_repeats_as_the_sweep():
