@@ -493,8 +493,8 @@ def test_code_edit_note_finds_the_corrections_that_come_from_the_edit():
     run = _run_of(prompt, _plain('    """Return the meanX'))  # the 23rd byte should be " "
     note = code_edit_note(run, PromptLookupDrafter(3, 1))
     assert "correction" not in note  # there is none to explain
-    assert "The model's own copy breaks at round 23: it wrote `'X'` where the edited" in note
-    assert "has `'␣'`" in note
+    assert "The model's own copy breaks at round 23: it wrote `'X'` where the function it " in note
+    assert "copies, with the edit's rename, has `'␣'`" in note  # the prompt's edit is one line
 
     # after the copy broke, a draft of `_2` corrected is not the edit's doing: not listed
     broke = '    """ReturnX' + docstring[len('    """Return') :]

@@ -276,3 +276,29 @@ def test_lesson_05_names_settings_its_tables_cannot_use(settings, message):
         shown_markdown("05_speculative_decoding.ipynb", [1, 5],
                        {5: (SETTINGS, f"prompt_name, k, max_new_tokens = {settings}")})  # fmt: skip
     assert shown_markdown("05_speculative_decoding.ipynb", [1, 5], {5: (SETTINGS, SETTINGS)})
+
+
+def test_lesson_06_says_which_rows_of_the_quick_run_lost(monkeypatch):
+    """The lesson said no method lost time (of the saved report) while the quick run beside it
+    regularly showed the draft model below 1x, with no word of why."""
+    from speclab import bench_decode
+
+    methods = ["lookup k=4", "lookup adaptive", "model k=4", "model adaptive"]
+    names = ["copy-heavy", "structured", "counting", "free text"]
+    speedups = {"model k=4": 0.84, "model adaptive": 1.05, "lookup k=4": 2.1}
+    results = [{"scenario": n, "method": m, "drafter": m.split()[0],
+                "speedup": speedups.get(m, 1.9) if n == "structured" else 1.5}
+               for n in names for m in methods]  # fmt: skip
+    fake = {"equal_to_greedy": {"all_equal": True}, "results": results}
+    monkeypatch.setattr(bench_decode, "decode_report", lambda *a, **k: fake)
+    monkeypatch.setattr(bench_decode, "busy_warning", lambda report: None)
+    said = shown_markdown("06_benefit_boundary.ipynb", [1, 2, 5], {})
+    assert said[-1].startswith(
+        "Slower than greedy in this quick run: structured, model k=4 (0.84×)."
+    ), said
+    assert "are only 48 tokens and each method ran 3 times" in said[-1]
+    results[6]["speedup"] = 1.2  # structured, model k=4: now every row gains
+    assert not any(
+        "Slower than greedy" in s
+        for s in shown_markdown("06_benefit_boundary.ipynb", [1, 2, 5], {})
+    )

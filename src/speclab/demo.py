@@ -117,7 +117,8 @@ def code_edit_note(result, drafter) -> str:
     else:
         sentences.append(
             f"The model's own copy breaks at round {token_roles(result)[broken][2] + 1}: it wrote "
-            f"{token_markdown(result.tokens[broken])} where the edited function has "
+            f"{token_markdown(result.tokens[broken])} where the function it copies, with the "
+            f"edit's rename, has "
             f"{token_markdown(wanted[broken])}, and from there it no longer follows the function "
             "byte for byte." + (f" {drafters_own[0].upper()}{drafters_own[1:]}" if others else "")
         )
