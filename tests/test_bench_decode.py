@@ -513,6 +513,7 @@ def test_a_report_made_on_a_busy_machine_is_named_so_once(report):
     learner read the same thing twice, once in a word the lesson never explains."""
     busy = json.loads(json.dumps(report))
     busy["machine"]["load_average_before"] = [1.7, 1.2, 0.9]
+    busy["machine"]["cpu_count"] = 2
     printed = bench_decode.describe_report(busy, goals=False)
     assert printed.count("busy") == 1 and "load average 1.7" in printed
     busy["machine"]["load_average_before"] = [0.3, 0.2, 0.1]
@@ -526,6 +527,19 @@ def test_a_report_made_on_a_busy_machine_is_named_so_once(report):
     assert bench_decode.busy_warning(busy) == ""  # the quiet machine above
     busy["machine"]["load_average_before"] = [1.7, 1.2, 0.9]
     assert "load average 1.7" in bench_decode.busy_warning(busy)
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "busy"),
+    [(2, 1.1, False), (2, 1.6, True), (1, 1.1, True), (1, 0.9, False), (8, 4.0, False),
+     (8, 7.6, True), (None, 1.2, True)],
+)  # fmt: skip
+def test_busy_means_other_work_likely_took_a_core(report, cores, load, busy):
+    """A load average of 1.1 on two cores, which a notebook's own earlier cells leave, warned
+    after every Run All: one core was still the benchmark's."""
+    run = json.loads(json.dumps(report))
+    run["machine"]["cpu_count"], run["machine"]["load_average_before"] = cores, [load, 0, 0]
+    assert bool(bench_decode.busy_warning(run)) == busy
 
 
 def test_adaptive_against_fixed_names_a_switch_off_where_every_fixed_k_won():
