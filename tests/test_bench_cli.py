@@ -276,3 +276,21 @@ def test_help_says_what_speclab_is_the_default_benchmark_and_the_exit_statuses(c
     )
     assert "default: lessons/ of this checkout" in printed
     assert "default: PDFs when Chromium is installed" in printed
+
+
+@pytest.mark.skipif(os.name == "nt", reason="no flock on Windows: nothing is locked there")
+def test_a_second_benchmark_on_the_same_out_is_refused_at_once(tiny_weights, tmp_path, capsys):
+    """Two benchmarks on one --out both said "saved", the later replacing the earlier, and each
+    timed the other's work."""
+    from speclab.report_files import one_at_a_time
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "16",
+            "--greedy-tokens", "8", "--out", str(out)]  # fmt: skip
+    with one_at_a_time(out, "busy", "--out", bench_cli.LOCK):  # as a running benchmark holds it
+        assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"another speclab bench is running with --out {out}; wait for it to end" in err
+    assert not (out / "forward.json").exists()
+    assert main(argv) == 0 and (out / "forward.json").exists()  # the lock ended with its holder

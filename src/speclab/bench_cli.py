@@ -17,7 +17,7 @@ from speclab import bench, bench_decode, decode_reports
 from speclab.cli import path_argument, sigterm_stops_cleanly
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
-from speclab.report_files import first_missing, remove_empty_folders, writable_folder
+from speclab.report_files import first_missing, one_at_a_time, remove_if_unused, writable_folder
 from speclab.scenarios import load_scenarios
 from speclab.student_files import printable, shown
 from speclab.timing import describe_blas, load_average
@@ -105,6 +105,13 @@ def option_problem(args) -> str | None:
     return None
 
 
+LOCK = ".speclab-bench.lock"  # in --out: held while a benchmark runs and writes there
+
+
+class BenchBusy(Exception):
+    """Another benchmark holds --out's lock."""
+
+
 def run(args) -> int:
     made = first_missing(args.out or bench_dir())  # the checks make --out: gone if it stays empty
     restore = sigterm_stops_cleanly()  # `kill` or `timeout` cleans up as Ctrl-C does
@@ -112,12 +119,18 @@ def run(args) -> int:
         if problem := option_problem(args):
             print(printable(f"speclab bench {args.what}: {problem}"), file=sys.stderr)
             return 2
-        if args.what == "decode":
-            return run_decode(args)
-        return bench.run_forward(args)
+        busy = (f"another speclab bench is running with --out {args.out}; wait for it to end "
+                "(two benchmarks at once also time each other's work), or give another --out")  # fmt: skip
+        with one_at_a_time(args.out, busy, "--out", LOCK, BenchBusy):
+            if args.what == "decode":
+                return run_decode(args)
+            return bench.run_forward(args)
+    except BenchBusy as error:
+        print(printable(f"speclab bench {args.what}: {error}"), file=sys.stderr)
+        return 1
     finally:
         restore()
-        remove_empty_folders(args.out or bench_dir(), made)
+        remove_if_unused(args.out or bench_dir(), made, LOCK)
 
 
 def add_decode_arguments(parser):

@@ -11,8 +11,9 @@ together: each file to a temporary name first, then both renamed, so a failure l
 previous pair as it was and no temporary file behind (a failed rename puts back what it had
 replaced).
 
-Left out: locking against two benchmarks writing the same folder at once (the later wins);
-`one_at_a_time` locks a training's run folder and a handouts build's folder.
+`one_at_a_time` lets one process at a time write into a folder: a training's run folder, a
+handouts build's folder, a benchmark's --out (two benchmarks at once would also time each
+other's work).
 """
 
 import contextlib
