@@ -253,3 +253,22 @@ def test_lesson_01s_board_is_read_as_its_widget_reads_it():
         quiz_board("8, 56, 6, 90")
     with pytest.raises(ValueError, match="这块答题板上有 5 个"):
         quiz_board(["8", "56", "6", "90", "1"], lang="zh")
+
+
+def test_a_slider_set_to_nan_from_code_goes_back_and_the_widget_stays_true():
+    """A float slider takes nan from code (`explorer.c.value = float("nan")`): the boundary
+    explorer then said every scenario pays, at a break-even alpha of 0.00."""
+    import ipywidgets
+
+    from speclab.widgets import BoundaryExplorer, SamplingRuleExplorer
+
+    for explorer in (BoundaryExplorer({"a": 0.5, "b": 0.8}, k=4, c=0.1, verify_per_position=0.05),
+                     SamplingRuleExplorer(p_target=(4, 3, 2, 1), p_draft=(1, 1, 1, 1), steps=100)):  # fmt: skip
+        sliders = [w for w in vars(explorer).values() if isinstance(w, ipywidgets.FloatSlider)]
+        sliders += [w for v in vars(explorer).values() if isinstance(v, list) for w in v
+                    if isinstance(w, ipywidgets.FloatSlider)]  # fmt: skip
+        assert sliders, explorer
+        for slider in sliders[:3]:  # each set and set back updates the widget twice
+            before, shown = slider.value, explorer.text.value
+            slider.value = float("nan")
+            assert slider.value == before and explorer.text.value == shown, slider.description

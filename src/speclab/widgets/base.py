@@ -8,6 +8,7 @@ right to left and `paragraph` marks each sentence with its language and directio
 """
 
 import io
+import math
 import re
 import warnings
 
@@ -41,17 +42,28 @@ class Shown:
         return self.box._repr_mimebundle_(**kwargs)
 
     def _on_change(self, change) -> None:
+        if _not_a_number(change):  # a slider set from code to nan or inf: it goes back
+            change["owner"].value = change["old"]
+            return
         self.update()
+
+
+def _not_a_number(change) -> bool:
+    """Whether a change sets a float to NaN or an infinity, which a float slider takes from
+    code (`explorer.c.value = float("nan")`) and every picture would then show as 0 or fail
+    on; the slider is then set back to its old value (its own change updates the widget)."""
+    new = change.get("new")
+    return isinstance(new, float) and not math.isfinite(new) and "owner" in change
 
     def update(self) -> None:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 
 
-# Persian (۰-۹), Arabic-Indic (٠-٩) and full-width (０-９) digits, as a keyboard in Persian,
-# Arabic or Chinese may type them: the same answer as the Latin digits.
 # Characters a reader cannot see, which copying from a chat or right-to-left text brings
 # along: zero-width space, joiners, direction marks, word joiner, byte order mark.
 INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u061c\ufeff"))
+# Persian (۰-۹), Arabic-Indic (٠-٩) and full-width (０-９) digits, as a keyboard in Persian,
+# Arabic or Chinese may type them: the same answer as the Latin digits.
 OTHER_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩０１２３４５６７８９", "0123456789" * 3)
 
 

@@ -92,7 +92,7 @@ class SamplingRuleExplorer(Shown):
 
     def _on_change(self, change) -> None:
         if not getattr(self, "_paused", False):
-            self.update()
+            super()._on_change(change)  # a weight set to nan from code goes back
 
     def distributions(self):
         """(p, q), each [n_vocab] and normalised; None if a side has no weight at all."""
