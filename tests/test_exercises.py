@@ -1221,6 +1221,7 @@ def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
 
     from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
     from speclab.corpus import load_corpus
+    from speclab.drafters import PromptLookupDrafter
     from speclab.weights import load_target
 
     _, needs = _copy_test_needs()
@@ -1235,9 +1236,11 @@ def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
 
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
     (m4, _), (m8, _), (m15, whole15) = median(4), median(8), median(15)
+    default = PromptLookupDrafter().max_ngram  # what the lessons and `speclab demo` use
     expected = (
         f"a median of {m4} of each function at n = 4, {m8} at n = 8, and even at n = 15, the "
-        f"longest match prompt lookup takes, only {m15} ({whole15} functions whole): no such "
+        f"longest match prompt lookup can be set to (`--max-ngram`; it matches at most {default} by "
+        f"default), only {m15} ({whole15} functions whole): no such "
         f"copier meets the goal"
     )
     assert expected in readme

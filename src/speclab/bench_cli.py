@@ -38,7 +38,7 @@ def add_arguments(parser):
     parser.add_argument("--weights", type=path_argument, default=None,
                         help="weights file to time (default: the shipped target)")  # fmt: skip
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                        help="the target's compute dtype (decoding uses float64; the draft model float32)")  # fmt: skip
+                        help="the target's compute dtype (default float64, as decoding uses; the draft model drafts in float32)")  # fmt: skip
     parser.add_argument("--n-past", type=int, default=None,
                         help="forward: cached positions before the new ones (default 256)")  # fmt: skip
     parser.add_argument(
