@@ -376,6 +376,21 @@ def test_an_ascii_console_gets_ascii_marks_not_escapes():
     assert "<" in continuation and ">" in continuation and "<accepted>" in out
 
 
+def test_a_windows_console_keeps_the_marks_it_can_show():
+    """cp1252 has ‹ › and · but not ↵ or →: every mark became ASCII there, and a space marked
+    '.' read as a full stop."""
+    result = subprocess.run(
+        [sys.executable, "-m", "speclab", "demo", "--example", "repeat", "--color", "never",
+         "--max-new-tokens", "30", "--k", "4", "--fixed-k"],
+        capture_output=True, env=os.environ | {"PYTHONIOENCODING": "cp1252"}, timeout=300,
+    )  # fmt: skip
+    out = result.stdout.decode("cp1252")
+    assert result.returncode == 0, result.stderr
+    legend = out.split("== legend ==")[1]
+    assert "\u00b7 a space, ~ a line break, > a tab" in legend  # ↵ and → are not in cp1252
+    assert "\u2039accepted\u203a" in legend
+
+
 def test_escape_codes_in_the_prompt_are_shown_not_obeyed(weights, capsys):
     """The prompt is echoed: ESC [2J would clear the learner's screen, a C1 CSI likewise,
     and a right-to-left override would reverse what follows it."""

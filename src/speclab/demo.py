@@ -256,13 +256,17 @@ ASCII_MARKS = str.maketrans(
 
 
 def _for_console(text: str) -> str:
-    """text, or with ASCII_MARKS where the console's encoding cannot show the marks."""
+    """text with ASCII_MARKS for the marks the console's encoding cannot show, and only those:
+    a Windows console (cp1252) shows ‹ › and ·, so a space stays · there, never a '.' that
+    reads as a full stop."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-    try:
-        "\u2039\u203a\u00b7\u21b5\u2192".encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return text.translate(ASCII_MARKS)
-    return text
+    missing = {}
+    for mark, stand_in in ASCII_MARKS.items():
+        try:
+            chr(mark).encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            missing[mark] = stand_in
+    return text.translate(missing) if missing else text
 
 
 def _load(path, default_loader, what: str):
