@@ -174,3 +174,20 @@ def test_any_text_gives_a_verdict_or_invalid_guess(prefix, guess):
         assert str(error)
     else:
         assert PATH.startswith(verdict.output)
+
+
+def test_a_problem_capitals_cannot_fix_is_named_before_a_lower_case_letter():
+    """'a c' was told "use capitals, e.g. 'A C'", advice that fails again on the space; a paste
+    of 5,000 letters was repeated whole in the message."""
+    from speclab.acceptance import SHOWN_CHARS, first_non_capital
+
+    assert first_non_capital("a c") == (2, " ") and first_non_capital("ab?") == (3, "?")
+    assert first_non_capital("aBc") == (1, "a") and first_non_capital("ABC") is None
+    with pytest.raises(InvalidGuess, match=r"guess 'a c' has a space at position 2"):
+        verify_on_path("", "a c")
+    with pytest.raises(InvalidGuess) as refused:
+        verify_on_path("", "x" * 5000)
+    assert str(refused.value) == (
+        f"guess '{'x' * (SHOWN_CHARS - 1)}\u2026' has the lower-case letter 'x' at position 1: "
+        f"use capitals, e.g. '{'X' * (SHOWN_CHARS - 1)}\u2026'"
+    )

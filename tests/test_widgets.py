@@ -272,3 +272,29 @@ def test_a_slider_set_to_nan_from_code_goes_back_and_the_widget_stays_true():
             before, shown = slider.value, explorer.text.value
             slider.value = float("nan")
             assert slider.value == before and explorer.text.value == shown, slider.description
+
+
+def test_the_path_explorer_reads_guesses_as_the_quiz_does_and_repeats_them_short():
+    """A 5,000-letter paste was repeated whole (twice, for a lower-case one); 'a c' was told
+    "use capitals, e.g. 'A C'", which is refused again; a direction mark a reader cannot see
+    was reported at position 1, where the quiz drops it."""
+    import html as html_module
+
+    from speclab.acceptance import SHOWN_CHARS
+    from speclab.widgets import PathExplorer
+
+    def said(widget) -> str:
+        return html_module.unescape(re.sub("<[^>]+>", "", widget.text.value))
+
+    explorer = PathExplorer(prefix="A", guess="BCX")
+    explorer.guess.value = "b" * 5000
+    assert len(said(explorer)) < 3 * SHOWN_CHARS + 100
+    assert "'" + "b" * (SHOWN_CHARS - 1) + "\u2026' has the lower-case letter" in said(explorer)
+    explorer.guess.value = "a c"  # capitals alone would not make it valid: the space is named
+    assert "guess 'a c' has a space at position 2" in said(explorer)
+    for guess, answer in [("\u200fBCX", "\u200f8"), ("\u2068BCX\u2069", "\u2068\u06f8\u2069"),
+                          ("B\u200bCX\ufeff", "8\u200b\ufeff")]:  # fmt: skip
+        explorer.guess.value = guess
+        assert "new output: ABC" in said(explorer), guess
+        game = QuizGame(answers=[answer, "56", "6", "90"])
+        assert game.accepted == 4 and "\\u" not in said(game), answer

@@ -76,23 +76,41 @@ def accept(draft: Sequence | np.ndarray, target: Sequence | np.ndarray) -> int:
     return accepted_prefix_length
 
 
+SHOWN_CHARS = 40  # the most of a guess a message repeats: a paste of 5,000 letters is cut
+
+
+def shown_text(text: str) -> str:
+    """text as a message repeats it: whole, or its first SHOWN_CHARS - 1 characters and …"""
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "\u2026"
+
+
+def first_non_capital(text: str) -> tuple[int, str] | None:
+    """(position from 1, character) of the first character that is not a capital A-Z, or None.
+    One that capitals cannot fix (a space, '?') comes before a lower-case letter, so that the
+    advice "use capitals, e.g. ..." is only given when it would work."""
+    wrong = [(i, char) for i, char in enumerate(text, start=1) if char not in CAPITALS]
+    unfixable = [(i, char) for i, char in wrong if char.upper() not in CAPITALS]
+    return (unfixable or wrong or [None])[0]
+
+
 def _check_letters(text: str, what: str) -> None:
     """Raise InvalidGuess unless every character of `text` is a capital A-Z."""
-    for position, char in enumerate(text, start=1):
-        if char in CAPITALS:
-            continue
-        if char.isalpha() and char.upper() in CAPITALS:
-            raise InvalidGuess(
-                f"{what} {text!r} has the lower-case letter {char!r} at position {position}: "
-                f"use capitals, e.g. {text.upper()!r}",
-                "lowercase",
-            )
-        shown = "a space" if char.isspace() else repr(char)
+    found = first_non_capital(text)
+    if found is None:
+        return
+    position, char = found
+    if char.upper() in CAPITALS:
         raise InvalidGuess(
-            f"{what} {text!r} has {shown} at position {position}: "
-            "only capital letters A-Z are allowed",
-            "not_capital",
+            f"{what} {shown_text(text)!r} has the lower-case letter {char!r} at position "
+            f"{position}: use capitals, e.g. {shown_text(text.upper())!r}",
+            "lowercase",
         )
+    shown = "a space" if char.isspace() else repr(char)
+    raise InvalidGuess(
+        f"{what} {shown_text(text)!r} has {shown} at position {position}: "
+        "only capital letters A-Z are allowed",
+        "not_capital",
+    )
 
 
 def _check_inputs(prefix: str, guess: str, path: str) -> None:
@@ -111,21 +129,21 @@ def _check_inputs(prefix: str, guess: str, path: str) -> None:
     if not path.startswith(prefix):
         where = accept(prefix, path) + 1
         raise InvalidGuess(
-            f"prefix {prefix!r} is not a prefix of the path {path}: "
+            f"prefix {shown_text(prefix)!r} is not a prefix of the path {path}: "
             f"it leaves the path at position {where}",
             "prefix_not_on_path",
         )
     if prefix == path:
         raise InvalidGuess(
-            f"prefix {prefix!r} is already the whole path {path}: nothing is left to guess",
+            f"prefix {shown_text(prefix)!r} is already the whole path {path}: nothing is left to guess",
             "prefix_complete",
         )
     remaining = len(path) - len(prefix)
     if len(guess) > remaining:
         raise InvalidGuess(
-            f"guess {guess!r} has {len(guess)} letters but only {remaining} "
+            f"guess {shown_text(guess)!r} has {len(guess)} letters but only {remaining} "
             + (
-                f"remain after prefix {prefix!r} on the path {path}"
+                f"remain after prefix {shown_text(prefix)!r} on the path {path}"
                 if prefix
                 else f"are on the path {path}"
             ),

@@ -44,7 +44,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from speclab.acceptance import CAPITALS, DEFAULT_PATH, InvalidGuess, accept, verify_on_path
+from speclab.acceptance import (
+    CAPITALS,
+    DEFAULT_PATH,
+    InvalidGuess,
+    accept,
+    first_non_capital,
+    shown_text,
+    verify_on_path,
+)
 from speclab.i18n import N_, Message, translator
 from speclab.student_files import (
     GuessFileError,
@@ -426,24 +434,20 @@ def _cell_problem(name: str, value: str) -> Message | str:
     return ""
 
 
-def _first_non_capital(text: str) -> tuple[int, str] | None:
-    return next(((i, char) for i, char in enumerate(text, start=1) if char not in CAPITALS), None)
-
-
 def _letters_problem(text: str, what: str) -> Message | None:
     """The message `verify_on_path` gives for a non-capital in `text`, as a Message."""
-    found = _first_non_capital(text)
+    found = first_non_capital(text)
     if found is None:
         return None
     position, char = found
-    params = {"what": what, "text": text, "char": char, "position": position}
-    if char.isalpha() and char.upper() in CAPITALS:
+    params = {"what": what, "text": shown_text(text), "char": char, "position": position}
+    if char.upper() in CAPITALS:
         return Message(
             N_(
                 "{what} {text!r} has the lower-case letter {char!r} at position {position}: "
                 "use capitals, e.g. {upper!r}"
             ),
-            {**params, "upper": text.upper()},
+            {**params, "upper": shown_text(text.upper())},
         )
     if char.isspace():
         template = N_(
@@ -467,7 +471,7 @@ def _invalid_message(prefix: str, guess: str, path: str) -> Message | None:
     problem = _letters_problem(guess, "guess") or _letters_problem(prefix, "prefix")
     if problem is not None:
         return problem
-    params = {"prefix": prefix, "guess": guess, "path": path}
+    params = {"prefix": shown_text(prefix), "guess": shown_text(guess), "path": path}
     if not path.startswith(prefix):
         return Message(
             N_(

@@ -60,8 +60,15 @@ def _not_a_number(change) -> bool:
 
 
 # Characters a reader cannot see, which copying from a chat or right-to-left text brings
-# along: zero-width space, joiners, direction marks, word joiner, byte order mark.
-INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u061c\ufeff"))
+# along: zero-width space, joiners, direction marks, word joiner, byte order mark, and the
+# embeddings, overrides and isolates of bidirectional text (U+202A-U+202E, U+2066-U+2069).
+INVISIBLE = dict.fromkeys(
+    map(
+        ord,
+        "\u200b\u200c\u200d\u200e\u200f\u2060\u061c\ufeff\u202a\u202b\u202c\u202d\u202e"
+        "\u2066\u2067\u2068\u2069",
+    )
+)
 # Persian (۰-۹), Arabic-Indic (٠-٩) and full-width (０-９) digits, as a keyboard in Persian,
 # Arabic or Chinese may type them: the same answer as the Latin digits.
 OTHER_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩０１２３４５６７８９", "0123456789" * 3)
@@ -73,10 +80,15 @@ def typed_text(value: str) -> str:
     return re.sub("[\ud800-\udfff]", "\ufffd", value)
 
 
+def visible_text(value: str) -> str:
+    """A text box's value as its reader sees it: typed_text without the INVISIBLE marks."""
+    return typed_text(value).translate(INVISIBLE)
+
+
 def normalise(answer: str) -> str:
     """A typed answer as the host reads it: no stray spaces or invisible marks, any case,
     digits of any script, and a whole number however it is written ("08" and "8.0" are 8)."""
-    text = typed_text(answer).translate(INVISIBLE).strip().casefold().translate(OTHER_DIGITS)
+    text = visible_text(answer).strip().casefold().translate(OTHER_DIGITS)
     whole = re.fullmatch(r"([+-]?\d{1,30})(?:[.\u066b]0*)?", text)  # ٫: the Persian decimal mark
     return str(int(whole.group(1))) if whole else text
 

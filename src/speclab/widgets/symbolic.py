@@ -25,7 +25,14 @@ from speclab.exercises import explain_invalid
 from speclab.figures import CROSS, TICK, check_row_figure, eq1_figure
 from speclab.i18n import N_, resolve, translator
 from speclab.student_files import cut
-from speclab.widgets.base import Shown, figure_png, in_language, normalise, paragraph, typed_text
+from speclab.widgets.base import (
+    Shown,
+    figure_png,
+    in_language,
+    normalise,
+    paragraph,
+    visible_text,
+)
 
 # Lesson 01's quiz: number answers, so no language or spelling decides right and wrong.
 QUIZ_QUESTIONS = (
@@ -121,7 +128,7 @@ class QuizGame(Shown):
 
     def update(self) -> None:
         _ = self.tr.gettext
-        typed = [typed_text(box.value).strip() for box in self.answers]
+        typed = [visible_text(box.value).strip() for box in self.answers]
         m = self.accepted
         marks = []
         for i, answer in enumerate(typed):
@@ -194,7 +201,11 @@ class PathExplorer(Shown):
 
     def update(self) -> None:
         _ = self.tr.gettext
-        prefix, guess = self.prefix.value.strip(), self.guess.value.strip()  # as the CSV does
+        # as the CSV checker reads cells, and without the marks a reader cannot see
+        prefix, guess = (
+            visible_text(self.prefix.value).strip(),
+            visible_text(self.guess.value).strip(),
+        )
         try:
             verdict = verify_on_path(prefix, guess, self.path)
         except InvalidGuess:
