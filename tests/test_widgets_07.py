@@ -148,3 +148,14 @@ def test_explorer_says_only_where_rule_a_keeps_less(p_target, p_draft, kept):
     assert f"rule (a) would keep \u03a3 p\u00b7q = {kept}" in shown.text.value
     shown.set_weights(p_target=(0.4, 0.3, 0.2, 0.1), p_draft=(0.1, 0.5, 0.2, 0.2))
     assert "rule (a) would keep only \u03a3 p\u00b7q" in shown.text.value
+
+
+def test_a_test_with_nothing_to_compare_says_so_instead_of_a_p_value():
+    """p on one token gave "chi-square 0.0 on 0 df, p-value 1 (... does not reject ...)" for
+    both rules, a test reported as evidence where no test was possible."""
+    one_hot = SamplingRuleExplorer(p_target=(1, 0, 0, 0), p_draft=(0, 1, 0, 0), steps=100)
+    assert "0 df" not in one_hot.text.value
+    assert one_hot.text.value.count("every output was A, the one token p allows") == 2
+    assert all((tokens == 0).all() for tokens in one_hot.samples.values())  # as it says
+    rare = SamplingRuleExplorer(p_target=(999, 1, 0, 0), p_draft=(0, 1, 0, 0), steps=100)
+    assert rare.text.value.count("too few steps for a test") == 2 and "0 df" not in rare.text.value

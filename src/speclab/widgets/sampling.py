@@ -112,6 +112,15 @@ class SamplingRuleExplorer(Shown):
             for name, step in rules.items()
         }
 
+    def _untestable(self, p) -> str:
+        """Why a chi-square test of the output against p has nothing to compare."""
+        if (p > 0).sum() == 1:
+            only = self.labels[int(np.argmax(p))]
+            return (f"every output was {only}, the one token p allows: there is nothing for "
+                    "a test to tell apart")  # fmt: skip
+        return ("too few steps for a test: every token but one is expected fewer than 5 "
+                "times (raise the steps)")  # fmt: skip
+
     def update(self) -> None:
         from speclab.figures import sampling_convergence_figure, sampling_rule_figure
         from speclab.sampling import (
@@ -138,6 +147,9 @@ class SamplingRuleExplorer(Shown):
         lines = []
         for name, tokens in self.samples.items():
             test = chi_square_test(np.bincount(tokens, minlength=p.size), p)
+            if test.df == 0:  # a test on 0 degrees of freedom tells nothing: say why
+                lines.append(f"{name}: {self._untestable(p)}")
+                continue
             verdict = "rejects" if test.rejects() else "does not reject"
             lines.append(
                 f"{name}: chi-square {test.statistic:.1f} on {test.df} df, p-value "
