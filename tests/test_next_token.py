@@ -91,3 +91,21 @@ def test_positions_computed_counted_forward_by_forward(n_prompt, n_new):
     assert positions_computed(n_prompt, n_new, cached=False) == without
     with pytest.raises(ValueError):
         positions_computed(0, 3, cached=True)
+
+
+def test_the_labels_lesson_03b_explains_are_the_labels_it_draws():
+    """Lesson 03b's widget labels bars \\xc3 and \\n; the lesson now says what they mean: the
+    names it gives must be the ones shown_token draws."""
+    import json
+
+    from speclab.paths import repo_root
+    from speclab.render import shown_token
+
+    cells = json.loads(
+        (repo_root() / "notebooks" / "03b_what_a_language_model_does.ipynb").read_text("utf-8")
+    )["cells"]
+    prose = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    for byte, name in [(32, "is a space"), (10, "a line break"), (9, "a tab")]:
+        assert f"`{shown_token(byte)}` {name}" in prose, name
+    assert all(shown_token(b).startswith("\\x") for b in "中é".encode())
+    assert "`\\xNN` any other byte" in prose
