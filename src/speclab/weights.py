@@ -171,9 +171,7 @@ def named(error: BaseException, path: Path) -> BaseException:
     """An OSError that names no file (np.savez's, on a full disk) as one naming path: a
     message can then tell a file's disk from the standard output's. Anything else as it is."""
     if isinstance(error, OSError) and error.filename is None and error.errno is not None:
-        renamed = OSError(error.errno, error.strerror, str(path))
-        renamed.__cause__ = error
-        return renamed
+        return OSError(error.errno, error.strerror, str(path))  # the same subclass: ENOSPC's
     return error
 
 

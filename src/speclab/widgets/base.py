@@ -47,6 +47,9 @@ class Shown:
             return
         self.update()
 
+    def update(self) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
 
 def _not_a_number(change) -> bool:
     """Whether a change sets a float to NaN or an infinity, which a float slider takes from
@@ -54,9 +57,6 @@ def _not_a_number(change) -> bool:
     on; the slider is then set back to its old value (its own change updates the widget)."""
     new = change.get("new")
     return isinstance(new, float) and not math.isfinite(new) and "owner" in change
-
-    def update(self) -> None:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
 
 
 # Characters a reader cannot see, which copying from a chat or right-to-left text brings
