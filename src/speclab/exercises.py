@@ -17,6 +17,7 @@ regular file, over 20 MB, empty, binary, no header, broken encoding) raise
 
 `check_guesses` returns the whole table as a DataFrame, for a notebook; the printed report
 and the `speclab check-guesses` command are speclab.guesses_report, which streams the rows.
+Reading the rows and the header out of the file's text is speclab.guess_rows.
 
 Languages: the report, the errors and the summary are in English, Chinese or Persian
 (`speclab check-guesses --lang fa`, or `lang=` here; else LANGUAGE/LC_ALL/LC_MESSAGES/LANG),
@@ -33,12 +34,8 @@ Left out on purpose: silent fixes. A lower-case guess is an error with a hint, n
 upper-cased behind the student's back; a file separated by ، is not re-read with it.
 """
 
-import difflib
-import functools
 import gettext
-import unicodedata
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,15 +50,18 @@ from speclab.acceptance import (
     shown_text,
     verify_on_path,
 )
+from speclab.guess_rows import (
+    FOREIGN_SEPARATORS,
+    SHOWN_CELL_CHARS,
+    STUDENT_COLUMNS,
+    data_rows,
+    in_every_language,
+)
 from speclab.i18n import N_, Message, translator
 from speclab.student_files import (
     GuessFileError,
     cut,
-    excel_separator_line,
     read_text,
-    records,
-    separator,
-    shown,
 )
 
 __all__ = [
@@ -72,9 +72,6 @@ __all__ = [
     "score",
 ]
 
-REQUIRED_COLUMNS = ("prefix", "guess")
-OPTIONAL_COLUMNS = ("expected_output",)
-STUDENT_COLUMNS = ("prefix", "guess", "expected_output")
 COLUMN_WORDS = (N_("prefix"), N_("guess"), N_("expected_output"))  # as messages name them
 RESULT_COLUMNS = [
     "row",
@@ -97,52 +94,10 @@ TABLE_HEADER = [
     N_("expected"),
     N_("result"),
 ]
-# The column names of the lessons' tables in Chinese and Persian, read as the English ones.
-COLUMN_ALIASES = {
-    "前缀": "prefix",
-    "猜测": "guess",
-    "预期输出": "expected_output",
-    "پیشوند": "prefix",
-    "پیشوند قبلی": "prefix",
-    "حدس": "guess",
-    "خروجی مورد انتظار": "expected_output",
-}
-# Marks a Persian keyboard (Arabic comma and semicolon) or a Chinese input method (full-width
-# comma, ideographic comma, full-width semicolon) types where the checker needs ','. Each
-# kind has its message for a header separated by one, and for a cell that holds one.
-_PERSIAN = (
-    N_(
-        "{name}: the header (row {row}) is separated by the Persian '{mark}', which "
-        "the checker does not read as a separator; save the file with Latin commas "
-        "',' (a spreadsheet's 'CSV UTF-8'), or write prefix,guess,expected_output"
-    ),
-    N_(
-        "{column} {value!r} holds the Persian '{mark}': cells are separated by "
-        "Latin commas ',', and a cell holds capital letters A-Z only"
-    ),
-)
-_FULL_WIDTH = (
-    N_(
-        "{name}: the header (row {row}) is separated by the full-width '{mark}', which "
-        "the checker does not read as a separator; type Latin commas ',' (switch the "
-        "input method to half-width), or write prefix,guess,expected_output"
-    ),
-    N_(
-        "{column} {value!r} holds the full-width '{mark}': cells are separated by "
-        "Latin commas ',', and a cell holds capital letters A-Z only"
-    ),
-)
-FOREIGN_SEPARATORS = {"،": _PERSIAN, "؛": _PERSIAN, "，": _FULL_WIDTH, "、": _FULL_WIDTH,
-                      "；": _FULL_WIDTH}  # fmt: skip
-# Header names a student may give the expected output: with none of them read, the
-# predictions would go unchecked without a word. (Typos are caught by their closeness.) The
-# words the checker's own tables use, in every language, count too (`_in_every_language`).
-EXPECTED_LOOKALIKES = {"expected", "expect", "output", "prediction", "predicted", "new output"}
 # What students type when they copy "(empty)" from the lesson table instead of leaving it
 # blank; "(empty)" and "none" as the tables print them in Chinese and Persian count too.
 PREFIX_PLACEHOLDERS = {"(empty)", "empty", "(none)", "none", "-", "—", "''", '""'}
 MAX_CELL_CHARS = 100  # a prefix, guess or expectation is a few letters; more is a paste gone wrong
-SHOWN_CELL_CHARS = 20  # the widest a cell is shown in the table, so one cell cannot widen it all
 MAX_PROBLEM_LINES = 200  # problems listed under a table; further ones are counted, not listed
 
 
@@ -178,194 +133,6 @@ class Tally:
 
     def score(self) -> Score:
         return Score(**{name: self.counts[name] for name in Score.__dataclass_fields__})
-
-
-def data_rows(text: str, path: Path) -> Iterator[dict]:
-    """One dict per non-blank data record: row, the student's cells, and "error" from parsing.
-
-    "error" is "" or a Message (English as a str, translated where it is shown).
-    Raises GuessFileError for a header that cannot be used, and at the end for a file
-    with no data rows.
-    """
-    named, text = excel_separator_line(text)  # Excel hides that line: the header is row 1
-    delimiter = named or separator(text)
-    rows = records(text, delimiter)
-    header_row, header_cells = _header_record(rows, path)
-    columns = _header(header_cells, path, header_row)
-    found = False
-    for row_number, cells, problem in rows:
-        if problem:
-            found = True
-            yield {"row": row_number, **dict.fromkeys(STUDENT_COLUMNS), "error": problem}
-            continue
-        cells = [cell.strip() for cell in cells]
-        if not any(cells):
-            continue  # a blank spreadsheet row
-        found = True
-        if len(cells) == 1 < len(header_cells) and (other := _other_separator(cells[0], delimiter)):
-            # a spreadsheet in a semicolon locale saves its rows with ';' under a ',' header it
-            # left in one cell: every row read as an empty guess, with no word of the cause
-            yield {"row": row_number, **dict.fromkeys(STUDENT_COLUMNS),
-                   "error": Message(N_("this row's cells are separated by {found} but the "
-                                       "header's by {header}; use one separator in the whole "
-                                       "file (save it as 'CSV UTF-8')"),
-                                    {"found": other, "header": SEPARATOR_NAMES[delimiter]})}  # fmt: skip
-            continue
-        if _repeats_header(cells, columns):  # two files pasted together: not a lower-case guess
-            yield {"row": row_number, **dict.fromkeys(STUDENT_COLUMNS),
-                   "error": Message(N_("this row repeats the header (row {header}); delete it"),
-                                    {"header": header_row})}  # fmt: skip
-            continue
-        yield _student_cells(row_number, cells, columns, len(header_cells))
-    if not found:
-        raise GuessFileError(
-            N_("{name}: has a header but no rows to check; add a row per guess"),
-            name=shown(str(path)),
-        )
-
-
-SEPARATOR_NAMES = {",": "','", ";": "';'", "\t": "'\\t'"}  # a tab, as a reader can see it
-
-
-def _other_separator(cell: str, delimiter: str) -> str | None:
-    """The name of another separator a lone cell holds (';' in `;ABX;ABC` under a ','
-    header), or None."""
-    for mark, name in SEPARATOR_NAMES.items():
-        if mark != delimiter and mark in cell:
-            return name
-    return None
-
-
-def _repeats_header(cells: list[str], columns: dict[str, int]) -> bool:
-    """Whether a data row names the columns as the header does (in any language it reads)."""
-    return all(i < len(cells) and _column_name(cells[i]) == name for name, i in columns.items())
-
-
-def _header_record(rows: Iterator[tuple], path: Path) -> tuple[int, list[str]]:
-    """The first record with a non-blank cell: the header, as (row number, cells)."""
-    for row_number, cells, problem in rows:
-        if problem:
-            raise GuessFileError(
-                N_("{name}: {problem} in the header (row {row})"),
-                name=shown(str(path)),
-                problem=problem.text().split(":")[0],  # "broken quoting", "a cell is too long"
-                row=row_number,
-            )
-        if any(cell.strip() for cell in cells):
-            return row_number, cells
-    raise GuessFileError(
-        N_("{name}: has no header row; it needs: prefix,guess,expected_output"),
-        name=shown(str(path)),
-    )
-
-
-def _student_cells(row_number: int, cells: list[str], columns: dict, header_width: int) -> dict:
-    row = {"row": row_number}
-    row.update({name: cells[i] if i < len(cells) else "" for name, i in columns.items()})
-    row.setdefault("expected_output", "")
-    extra = [value for i, value in enumerate(cells) if i >= header_width and value]
-    row["error"] = (
-        Message(
-            N_(
-                "{cells} cells but the header names {columns} columns "
-                "(an extra separator, or a comma inside a cell?)"
-            ),
-            {"cells": len(cells), "columns": header_width},
-        )
-        if extra
-        else ""
-    )
-    return row
-
-
-# Letters an Arabic keyboard types where Persian has its own: the same names to a reader.
-ARABIC_TO_PERSIAN = str.maketrans({"\u064a": "\u06cc", "\u0643": "\u06a9", "\u0649": "\u06cc"})
-
-
-def _column_name(cell: str) -> str:
-    """A header cell as the name it means: full-width letters and spaces as plain ones (NFKC,
-    what a Chinese input method types), Arabic ي and ك as Persian ی and ک, aliases read."""
-    name = unicodedata.normalize("NFKC", cell).translate(ARABIC_TO_PERSIAN)
-    name = name.replace("\ufeff", "").replace("\u200c", " ").strip().lower()
-    spaced = " ".join(name.split())
-    name = COLUMN_ALIASES.get(spaced, COLUMN_ALIASES.get(spaced.replace(" ", ""), name))
-    return name.replace(" ", "_").replace("-", "_")
-
-
-def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
-    """Column name -> cell index, checking that the required columns are there once."""
-    names = [_column_name(cell) for cell in cells]
-    for name, count in Counter(names).items():  # not names.count: a wide header is quadratic
-        if name and count > 1:
-            raise GuessFileError(
-                N_("{name}: row {row} names the column '{column}' twice"),
-                name=shown(str(path)),
-                row=row_number,
-                column=cut(name, SHOWN_CELL_CHARS),
-            )
-    missing = [name for name in REQUIRED_COLUMNS if name not in names]
-    marks = [mark for mark in FOREIGN_SEPARATORS if mark in "".join(cells)]
-    if missing and marks:
-        header_message, _ = FOREIGN_SEPARATORS[marks[0]]
-        raise GuessFileError(header_message, name=shown(str(path)), row=row_number, mark=marks[0])
-    if missing:
-        found = ", ".join(f"'{cut(cell.strip(), SHOWN_CELL_CHARS)}'" for cell in cells[:8])
-        found += ", ..." if len(cells) > 8 else ""
-        template = (
-            N_(
-                "{name}: missing column {missing}; the header (row {row}) must name prefix, "
-                "guess and optionally expected_output, found {found}"
-            )
-            if len(missing) == 1
-            else N_(
-                "{name}: missing columns 'prefix' and 'guess'; the header (row {row}) must name "
-                "prefix, guess and optionally expected_output, found {found}"
-            )
-        )
-        raise GuessFileError(
-            template,
-            name=shown(str(path)),
-            missing=repr(missing[0]),
-            row=row_number,
-            found=found or "''",
-        )
-    if "expected_output" not in names:
-        lookalike = next((i for i, name in enumerate(names) if _looks_like_expected(name)), None)
-        if lookalike is not None:
-            raise GuessFileError(
-                N_(
-                    "{name}: the header (row {row}) names a column '{column}', which the checker "
-                    "does not read; to have your predictions checked, name it expected_output"
-                ),
-                name=shown(str(path)),
-                row=row_number,
-                column=cut(cells[lookalike].strip(), SHOWN_CELL_CHARS),  # as typed
-            )
-    return {
-        name: names.index(name) for name in REQUIRED_COLUMNS + OPTIONAL_COLUMNS if name in names
-    }
-
-
-@functools.cache
-def _in_every_language(words: frozenset[str]) -> frozenset[str]:
-    """words and their translations in every language of the checker, lower case, each
-    also without its brackets: '(empty)' gives '（空）', '空', '(خالی)', 'خالی', ..."""
-    from speclab.i18n import LANGUAGES
-
-    found = {translator(lang).gettext(word).lower() for word in words for lang in LANGUAGES}
-    return frozenset(found | {word.strip("()（）") for word in found} - {""})
-
-
-def _looks_like_expected(name: str) -> bool:
-    """'expected', 'output', 'expected_outptu', '输出': meant as expected_output, not a note
-    column."""
-    spaced = name.lower().replace("_", " ")  # _column_name made the spaces underscores
-    if spaced in _in_every_language(frozenset(EXPECTED_LOOKALIKES)):
-        return True
-    # a ratio of 0.7 against 15 characters needs a name of 7 to 27: others are not compared,
-    # so that a header of many long names stays fast
-    matcher = difflib.SequenceMatcher(None, name, "expected_output")
-    return 7 <= len(name) <= 27 and matcher.quick_ratio() >= 0.7 and matcher.ratio() >= 0.7
 
 
 def checked_row(row: dict, path_symbols: str, tr: gettext.NullTranslations) -> dict:
@@ -507,7 +274,7 @@ def explain_invalid(
     Used by the checker and by lesson 02's widget, so both speak the learner's language.
     """
     message = _invalid_message(prefix, guess, path)
-    if prefix.strip().lower() in _in_every_language(frozenset(PREFIX_PLACEHOLDERS)):
+    if prefix.strip().lower() in in_every_language(frozenset(PREFIX_PLACEHOLDERS)):
         message = _placeholder_prefix(prefix.strip())  # "(empty)" typed: the CSV's advice
     if message is None:
         try:
@@ -533,7 +300,7 @@ def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dic
         if problem := _cell_problem(name, value):
             result["error"] = problem
             return result
-    if prefix.lower() in _in_every_language(frozenset(PREFIX_PLACEHOLDERS)):
+    if prefix.lower() in in_every_language(frozenset(PREFIX_PLACEHOLDERS)):
         result["error"] = _placeholder_prefix(prefix)
         return result
     try:

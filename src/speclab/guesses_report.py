@@ -23,15 +23,14 @@ from speclab.acceptance import DEFAULT_PATH
 from speclab.cli import text_path_argument
 from speclab.exercises import (
     MAX_PROBLEM_LINES,
-    SHOWN_CELL_CHARS,
     TABLE_HEADER,
     GuessFileError,
     Score,
     Tally,
     checked_row,
-    data_rows,
     missing,
 )
+from speclab.guess_rows import SHOWN_CELL_CHARS, data_rows
 from speclab.i18n import LANGUAGES, translator
 from speclab.student_files import class_files, cut, read_text, shown, without_repeats
 

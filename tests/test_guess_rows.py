@@ -1,0 +1,54 @@
+"""speclab.guess_rows: a guesses file's text as data rows (the checks of the cells are
+tests/test_exercises.py's, through check_guesses)."""
+
+from pathlib import Path
+
+import pytest
+
+from speclab.guess_rows import data_rows
+from speclab.student_files import GuessFileError
+
+PATH = Path("student.csv")
+
+
+def rows(text: str) -> list[dict]:
+    return [{**row, "error": str(row["error"])} for row in data_rows(text, PATH)]
+
+
+def test_rows_are_numbered_as_a_spreadsheet_shows_them_and_blank_ones_skipped():
+    text = "prefix,guess,expected_output\n,ABX,ABC\n\n,,\nABCD,EFG,ABCDEFG\n"
+    assert rows(text) == [
+        {"row": 2, "prefix": "", "guess": "ABX", "expected_output": "ABC", "error": ""},
+        {"row": 5, "prefix": "ABCD", "guess": "EFG", "expected_output": "ABCDEFG", "error": ""},
+    ]
+
+
+def test_a_header_in_chinese_or_persian_names_the_same_columns():
+    english = rows("guess,prefix\nABX,\n")
+    assert rows("猜测,前缀\nABX,\n") == english
+    assert rows("حدس,پیشوند\nABX,\n") == english
+    assert english[0]["guess"] == "ABX" and english[0]["expected_output"] == ""
+
+
+def test_rows_that_cannot_be_read_as_one_are_named_and_the_rest_read():
+    text = "prefix,guess\n,ABX\n;ABC\nprefix,guess\n,XBC\n"
+    found = rows(text)
+    assert [row["row"] for row in found] == [2, 3, 4, 5]
+    assert "separated by ';' but the header's by ','" in found[1]["error"]
+    assert found[2]["error"] == "this row repeats the header (row 1); delete it"
+    assert found[3]["guess"] == "XBC" and found[3]["error"] == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "has no header row"),
+        ("prefix,guess\n", "has a header but no rows to check"),
+        ("prefix,prefix,guess\n,A,B\n", "names the column 'prefix' twice"),
+        ("prefix،guess\n", "separated by the Persian '،'"),
+    ],
+)
+def test_a_header_that_cannot_be_used_is_one_error(text, message):
+    with pytest.raises(GuessFileError) as refused:
+        list(data_rows(text, PATH))
+    assert message in refused.value.message.text(None)
