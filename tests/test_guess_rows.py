@@ -52,3 +52,20 @@ def test_a_header_that_cannot_be_used_is_one_error(text, message):
     with pytest.raises(GuessFileError) as refused:
         list(data_rows(text, PATH))
     assert message in refused.value.message.text(None)
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [(None, "is a line of a Markdown table, its cells between '|'"), ("zh", "Markdown 表格的一行"),
+     ("fa", "یک سطر از جدول Markdown است")],
+)  # fmt: skip
+def test_a_lesson_table_copied_as_markdown_is_named_so(lang, said):
+    """A student copying lesson 02's table got "missing columns 'prefix' and 'guess' ...
+    found '| prefix | guess | ...'", which did not say what was wrong."""
+    from speclab.i18n import translator
+
+    text = "| prefix | guess | expected_output |\n|---|---|---|\n| | ABX | ABC |\n"
+    with pytest.raises(GuessFileError) as refused:
+        list(data_rows(text, PATH))
+    shown = refused.value.message.text(translator(lang) if lang else None)
+    assert said in shown and "missing column" not in shown

@@ -205,6 +205,16 @@ def _header(cells: list[str], path: Path, row_number: int) -> dict[str, int]:
     if missing and marks:
         header_message, _ = FOREIGN_SEPARATORS[marks[0]]
         raise GuessFileError(header_message, name=shown(str(path)), row=row_number, mark=marks[0])
+    if missing and "|" in "".join(cells):  # a lesson's Markdown table copied into the file
+        raise GuessFileError(
+            N_(
+                "{name}: the header (row {row}) is a line of a Markdown table, its cells between "
+                "'|'; a CSV file separates cells with commas: write prefix,guess,expected_output "
+                "and a row such as ,ABX,ABC"
+            ),
+            name=shown(str(path)),
+            row=row_number,
+        )
     if missing:
         found = ", ".join(f"'{cut(cell.strip(), SHOWN_CELL_CHARS)}'" for cell in cells[:8])
         found += ", ..." if len(cells) > 8 else ""
