@@ -156,6 +156,19 @@ def test_boundary_figure_crosses_one_at_break_even():
     assert np.all(leviathan.get_data()[1] >= y)  # the verify cost only lowers the curve
 
 
+def test_boundary_figure_names_stand_on_white_above_the_lines_near_them():
+    """The shipped report's alphas (0.86-0.94) sit close: a scenario's name ran through the
+    lines of its neighbours."""
+    alphas = {"copy-heavy": 0.88, "structured": 0.90, "counting": 0.94, "free text": 0.86}
+    fig = figures.boundary_figure(4, 0.1, 0.05, alphas)
+    names = {t.get_text().strip(): t for t in fig.axes[0].texts}
+    assert set(names) == set(alphas)
+    for name, text in names.items():
+        patch = text.get_bbox_patch()
+        assert patch is not None and patch.get_facecolor()[:3] == (1.0, 1.0, 1.0), name
+        assert text.get_zorder() > max(line.get_zorder() for line in fig.axes[0].lines)
+
+
 def test_boundary_explorer_verdicts_follow_the_sliders():
     explorer = BoundaryExplorer({"copy-heavy": 0.9, "free text": 0.05}, k=4, c=0.0,
                                 verify_per_position=0.0)  # fmt: skip

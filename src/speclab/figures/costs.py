@@ -394,9 +394,11 @@ def boundary_figure(
                 ax.axvline(alpha, color="#555555", lw=1.5)
                 # a name runs toward the middle: off no edge, under no legend
                 right = alpha > 0.5
+                # on white: a neighbouring scenario's line, close by, would run through it
                 ax.text(alpha, 0.98 - 0.07 * (i % 4), f"{name} " if right else f" {name}",
                         transform=ax.get_xaxis_transform(), va="top", fontsize=12,
-                        ha="right" if right else "left")  # fmt: skip
+                        ha="right" if right else "left", zorder=3,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})  # fmt: skip
         ax.set_xlim(0, 1)
         ax.set_ylim(0, max(2.0, float(leviathan.max()) * 1.05))
         ax.set_xlabel("\u03b1 (each draft accepted with this probability)")
