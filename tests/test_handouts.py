@@ -621,6 +621,7 @@ def test_a_symlink_loop_as_out_is_one_line(tmp_path, capsys, below):
     status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
     err = capsys.readouterr().err
     assert status == 1 and err.count("\n") == 1 and str(tmp_path / "loop") in err
+    assert "leads into a symbolic link loop" in err  # report_files.broken_link's words
 
 
 def test_escape_codes_in_out_are_shown_not_obeyed(tmp_path, capsys):

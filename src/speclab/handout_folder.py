@@ -24,6 +24,8 @@ hidden folder, and the first failed.
 
 from pathlib import Path, PurePosixPath
 
+from speclab.report_files import broken_link
+
 STAGE_PREFIX = ".speclab-building-"  # the folder a build is made in before it is moved
 MARKER = ".speclab-handouts"  # in the output folder: the files the last build wrote
 LOCK = ".speclab-handouts.lock"  # in the output folder: held while a build writes there
@@ -84,9 +86,8 @@ def check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> l
     speclab.handouts).
     Changes nothing.
     """
-    if out_dir.is_symlink() and not out_dir.exists():
-        raise HandoutError(f"--out {out_dir} is a link that leads nowhere (to a missing "
-                           "folder, or round in a loop): give a folder")  # fmt: skip
+    if problem := broken_link(out_dir):
+        raise HandoutError(f"--out {out_dir} {problem}: give a folder")
     try:
         out, lessons = out_dir.resolve(), lessons_dir.resolve()
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop further up the path

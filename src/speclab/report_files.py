@@ -25,15 +25,23 @@ import tempfile
 from pathlib import Path
 
 
+def leads_into_a_loop(path: Path) -> bool:
+    """Whether path is, or goes through, a symbolic link loop. Such a path neither exists nor
+    can be made: mkdir says only "File exists", and pathlib's resolve() raises RuntimeError."""
+    try:
+        path.stat()
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
 def broken_link(path: Path) -> str | None:
     """How a path fails through a symbolic link, as words after it ("... leads into a symbolic
     link loop"), or None. mkdir says only "File exists" of both kinds, and exists() False."""
-    try:
-        path.stat()
+    if leads_into_a_loop(path):
+        return "leads into a symbolic link loop (a link that points back to itself)"
+    if path.exists():
         return None
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            return "leads into a symbolic link loop (a link that points back to itself)"
     for link in (path, *path.parents):
         if link.is_symlink() and not link.exists():
             where = "" if link == path else f" ({link} on its way)"

@@ -20,7 +20,12 @@ from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
 from speclab.recipe import RECIPES, TrainConfig
 from speclab.render import counted
-from speclab.report_files import first_missing, remove_if_unused, writable_folder
+from speclab.report_files import (
+    first_missing,
+    leads_into_a_loop,
+    remove_if_unused,
+    writable_folder,
+)
 from speclab.student_files import printable
 from speclab.train import train
 from speclab.weights import config_problem, temporary_beside
@@ -190,16 +195,6 @@ MAX_STEPS = 10_000_000  # about four months at a second a step
 MAX_BATCH_TOKENS = 1 << 22  # 4,194,304 bytes a step: gigabytes of activations already
 
 
-def _leads_into_a_loop(path: Path) -> bool:
-    """Whether path is, or goes through, a symbolic link loop. Such a path neither exists nor
-    can be made: mkdir says only "File exists", and pathlib's resolve() raises RuntimeError."""
-    try:
-        path.stat()
-    except OSError as error:
-        return error.errno == errno.ELOOP
-    return False
-
-
 def _out_problem(out: Path, run_dir: Path, init_from: Path | None,
                  teacher: Path | None = None) -> str | None:  # fmt: skip
     """Why the weights cannot be written to out (checked before hours of training), or None."""
@@ -342,7 +337,7 @@ def _recipe(args, name: str) -> TrainConfig:
 def _path_problem(args, run_dir: Path, cfg: TrainConfig | None = None) -> str | None:
     """Why the run folder, --init-from or --out cannot be used (before hours of training)."""
     for path in (run_dir, run_dir / "checkpoint.npz", args.out, args.init_from):
-        if path is not None and _leads_into_a_loop(path):
+        if path is not None and leads_into_a_loop(path):
             return (f"{path} leads into a symbolic link loop (a link that points back to "
                     "itself); remove the link or give another path")  # fmt: skip
     if run_dir.is_symlink() and not run_dir.exists():  # mkdir would say only "File exists"
