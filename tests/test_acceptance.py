@@ -188,6 +188,6 @@ def test_a_problem_capitals_cannot_fix_is_named_before_a_lower_case_letter():
     with pytest.raises(InvalidGuess) as refused:
         verify_on_path("", "x" * 5000)
     assert str(refused.value) == (
-        f"guess '{'x' * (SHOWN_CHARS - 1)}\u2026' has the lower-case letter 'x' at position 1: "
-        f"use capitals, e.g. '{'X' * (SHOWN_CHARS - 1)}\u2026'"
+        f"guess '{'x' * (SHOWN_CHARS - 3)}...' has the lower-case letter 'x' at position 1: "
+        f"use capitals, e.g. '{'X' * (SHOWN_CHARS - 3)}...'"
     )

@@ -289,7 +289,7 @@ def test_the_path_explorer_reads_guesses_as_the_quiz_does_and_repeats_them_short
     explorer = PathExplorer(prefix="A", guess="BCX")
     explorer.guess.value = "b" * 5000
     assert len(said(explorer)) < 3 * SHOWN_CHARS + 100
-    assert "'" + "b" * (SHOWN_CHARS - 1) + "\u2026' has the lower-case letter" in said(explorer)
+    assert "'" + "b" * (SHOWN_CHARS - 3) + "...' has the lower-case letter" in said(explorer)
     explorer.guess.value = "a c"  # capitals alone would not make it valid: the space is named
     assert "guess 'a c' has a space at position 2" in said(explorer)
     for guess, answer in [("\u200fBCX", "\u200f8"), ("\u2068BCX\u2069", "\u2068\u06f8\u2069"),

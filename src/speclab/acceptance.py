@@ -80,8 +80,9 @@ SHOWN_CHARS = 40  # the most of a guess a message repeats: a paste of 5,000 lett
 
 
 def shown_text(text: str) -> str:
-    """text as a message repeats it: whole, or its first SHOWN_CHARS - 1 characters and …"""
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "\u2026"
+    """text as a message repeats it: whole, or cut to SHOWN_CHARS ending in "..." (as
+    student_files.cut cuts a cell; cut also escapes, which a message's repr does here)."""
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def first_non_capital(text: str) -> tuple[int, str] | None:
