@@ -363,14 +363,19 @@ def test_an_empty_weights_path_is_refused_not_taken_for_the_shipped_model(capsys
         assert ended.value.code == 2 and "an empty path" in capsys.readouterr().err
 
 
-def test_an_ascii_console_gets_ascii_marks_not_escapes():
+def demo_on_a_console(encoding: str) -> str:
+    """What `speclab demo` prints, without colour, on a console of this encoding."""
     result = subprocess.run(
         [sys.executable, "-m", "speclab", "demo", "--example", "repeat", "--color", "never",
          "--max-new-tokens", "30", "--k", "4", "--fixed-k"],
-        capture_output=True, env=os.environ | {"PYTHONIOENCODING": "ascii"}, timeout=300,
+        capture_output=True, env=os.environ | {"PYTHONIOENCODING": encoding}, timeout=300,
     )  # fmt: skip
-    out = result.stdout.decode("ascii")
     assert result.returncode == 0, result.stderr
+    return result.stdout.decode(encoding)
+
+
+def test_an_ascii_console_gets_ascii_marks_not_escapes():
+    out = demo_on_a_console("ascii")
     assert "\\u2039" not in out and "\\xb7" not in out
     continuation = out.split("==\n", 2)[2].split("\n== legend")[0]
     assert "<" in continuation and ">" in continuation and "<accepted>" in out
@@ -379,14 +384,7 @@ def test_an_ascii_console_gets_ascii_marks_not_escapes():
 def test_a_windows_console_keeps_the_marks_it_can_show():
     """cp1252 has ‹ › and · but not ↵ or →: every mark became ASCII there, and a space marked
     '.' read as a full stop."""
-    result = subprocess.run(
-        [sys.executable, "-m", "speclab", "demo", "--example", "repeat", "--color", "never",
-         "--max-new-tokens", "30", "--k", "4", "--fixed-k"],
-        capture_output=True, env=os.environ | {"PYTHONIOENCODING": "cp1252"}, timeout=300,
-    )  # fmt: skip
-    out = result.stdout.decode("cp1252")
-    assert result.returncode == 0, result.stderr
-    legend = out.split("== legend ==")[1]
+    legend = demo_on_a_console("cp1252").split("== legend ==")[1]
     assert "\u00b7 a space, ~ a line break, > a tab" in legend  # ↵ and → are not in cp1252
     assert "\u2039accepted\u203a" in legend
 

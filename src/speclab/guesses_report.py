@@ -248,13 +248,13 @@ def run(args: argparse.Namespace) -> int:
 def _check_and_print(path: Path, summary_only: bool, words: Words) -> Score:
     """Check one file as a stream of rows: parse once for the widths, then check and print."""
     text = read_text(path)
-    lines = text.count("\n") + 1
+    lines = text.count("\n") + 1 if len(text) >= LONG_FILE else None  # None: no bar
     # raises before anything is printed
-    widths = _widths(_progress(data_rows(text, path), lines, "reading", text), DEFAULT_PATH, words)
+    widths = _widths(_progress(data_rows(text, path), lines, "reading"), DEFAULT_PATH, words)
     rows = (checked_row(row, DEFAULT_PATH, words.tr) for row in data_rows(text, path))
     tally = Tally()
     if summary_only:
-        for row in _progress(rows, lines, "checking", text):
+        for row in _progress(rows, lines, "checking"):
             tally.add(row)
     else:
         for line in _report_lines(rows, widths, shown(str(path)), tally, words):
@@ -266,9 +266,10 @@ def _check_and_print(path: Path, summary_only: bool, words: Words) -> Score:
 LONG_FILE = 1_000_000  # characters: a file this long takes seconds to check (20 MB: a minute)
 
 
-def _progress(rows: Iterable[dict], lines: int, what: str, text: str) -> Iterable[dict]:
-    """rows, with a progress bar on a terminal's stderr for a long file (none once done)."""
-    if len(text) < LONG_FILE:
+def _progress(rows: Iterable[dict], lines: int | None, what: str) -> Iterable[dict]:
+    """rows, with a progress bar on a terminal's stderr over a long file's lines (None: a
+    short file, no bar); the bar is gone once done."""
+    if lines is None:
         return rows
     from tqdm import tqdm
 
