@@ -18,14 +18,9 @@ import speclab.chromium
 from speclab import cli
 from speclab.answer_check import answer_leaks
 from speclab.chromium import chromium_available
+from speclab.handout_figures import parse_figure
 from speclab.handout_folder import HandoutError
-from speclab.handouts import (
-    LONG_TABLE_ROWS,
-    build_all,
-    build_page,
-    parse_figure,
-    render_body,
-)
+from speclab.handouts import LONG_TABLE_ROWS, build_all, build_page, render_body
 from speclab.paths import repo_root
 
 LESSONS = repo_root() / "lessons"
