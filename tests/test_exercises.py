@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from speclab.cli import main
 from speclab.exercises import GuessFileError, check_guesses, score
 from speclab.guesses_report import format_report
+from speclab.i18n import translator
 from speclab.paths import data_dir, repo_root
 
 GOOD = "prefix,guess,expected_output\n,ABX,ABC\n,ABC,ABCD\n,XBC,A\nABCD,EFG,ABCDEFG\n"
@@ -381,6 +382,22 @@ def test_a_class_folder_gives_one_summary_per_student(tmp_path, capsys):
         "cy": ["-", "file", "error", "-"],
     }
     assert "cy.csv" in err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "fa"])
+def test_the_summary_says_a_header_only_file_has_no_rows(tmp_path, capsys, lang):
+    """A template handed in before any guess was written is not a broken file: the summary
+    says it has no rows (stderr says what to do), and the class still fails (status 1)."""
+    write(tmp_path, "ana.csv", GOOD)
+    write(tmp_path, "dee.csv", "prefix,guess,expected_output\n")
+    write(tmp_path, "eve.csv", b"\x89PNG\x00")
+    status, out, err = run_cli(capsys, tmp_path, "--summary", "--lang", lang)
+    _ = translator(lang).gettext
+    lines = {line.split()[0]: line for line in out.splitlines()[2:]}
+    assert status == 1
+    assert _("no rows") in lines["dee"] and _("file error") not in lines["dee"]
+    assert _("file error") in lines["eve"]
+    assert "dee.csv" in err
 
 
 def test_several_files_and_summary_only(tmp_path, capsys):

@@ -23,6 +23,7 @@ from pathlib import Path
 from speclab.i18n import N_, Message, translator
 from speclab.student_files import (
     GuessFileError,
+    NoRowsError,
     cut,
     excel_separator_line,
     records,
@@ -115,7 +116,7 @@ def data_rows(text: str, path: Path) -> Iterator[dict]:
             continue
         yield _student_cells(row_number, cells, columns, len(header_cells))
     if not found:
-        raise GuessFileError(
+        raise NoRowsError(
             N_("{name}: has a header but no rows to check; add a row per guess"),
             name=shown(str(path)),
         )

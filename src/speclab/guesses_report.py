@@ -32,7 +32,14 @@ from speclab.exercises import (
 )
 from speclab.guess_rows import SHOWN_CELL_CHARS, data_rows
 from speclab.i18n import LANGUAGES, translator
-from speclab.student_files import class_files, cut, read_text, shown, without_repeats
+from speclab.student_files import (
+    NoRowsError,
+    class_files,
+    cut,
+    read_text,
+    shown,
+    without_repeats,
+)
 
 
 def _shown(value, blank: str) -> str:
@@ -237,11 +244,13 @@ def run(args: argparse.Namespace) -> int:
             result = _check_and_print(path, args.summary, words)
         except GuessFileError as error:
             print(_("error: {problem}").format(problem=error.message.text(tr)), file=sys.stderr)
-            result = None
+            result = _("no rows") if isinstance(error, NoRowsError) else None
         summary.append((student, result))
     if len(summary) > 1 or (args.summary and summary):  # no table of no students
         print(format_summary(summary, tr))
-    all_valid = not errors and all(result and result.all_valid for _, result in summary)
+    all_valid = not errors and all(
+        isinstance(result, Score) and result.all_valid for _, result in summary
+    )
     return 0 if all_valid else 1
 
 
@@ -284,14 +293,15 @@ def _student_names(files: list[Path]) -> list[str]:
 
 
 def format_summary(
-    summary: list[tuple[str, Score | None]], tr: gettext.NullTranslations | None = None
+    summary: list[tuple[str, Score | str | None]], tr: gettext.NullTranslations | None = None
 ) -> str:
-    """One line per student file: rows, problems, expectations right."""
+    """One line per student file: rows, problems, expectations right. A file that could not
+    be checked has None (shown as a file error) or the words that say why, as shown."""
     _ = (tr or gettext.NullTranslations()).gettext
     table = [[_("student"), _("rows"), _("problems"), _("expected right")]]
     for student, result in summary:
-        if result is None:
-            table.append([student, "-", _("file error"), "-"])
+        if result is None or isinstance(result, str):
+            table.append([student, "-", result or _("file error"), "-"])
         else:
             right = f"{result.right}/{result.with_expectation}" if result.with_expectation else "-"
             table.append([student, str(result.rows), str(result.problems), right])

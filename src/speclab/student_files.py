@@ -61,6 +61,10 @@ class GuessFileError(ValueError):
         return [f"{type(self).__name__}: {self.message.text(translator(self.lang))}"]
 
 
+class NoRowsError(GuessFileError):
+    """A header and nothing under it: a template handed in before any guess was written."""
+
+
 def shown(text: str) -> str:
     """`text` with every non-printable character escaped (\\n, \\x9b, \\u202e, \\udcff).
 
