@@ -50,12 +50,14 @@ from speclab.timing import blas_threads, load_average, machine_record, model_rec
 K_VALUES = (1, 2, 4, 8)
 DRAFTERS = ("lookup", "model")
 GOALS = {
-    "copy_lookup_speedup_at_least": 2.5,  # copy-heavy, lookup drafter, best setting
+    "copy_lookup_speedup_at_least": 2.5,  # copy-heavy, lookup drafter, its best fixed k
+    "copy_default_speedup_at_least": 2.2,  # copy-heavy, adaptive lookup (the default)
     "default_speedup_at_least": 0.97,  # free text and counting, adaptive lookup (the default)
     "lookup_cost_at_most": 0.05,  # lookup call per round / one plain target step
     "prediction_within": 0.10,  # measured vs predicted with measured costs
 }
 DEFAULT_DRAFTER = "lookup"  # what `speclab demo` and the lessons use when none is named
+COPY_GOAL = "copy-heavy lookup speedup at its best fixed k"
 
 
 @dataclass(frozen=True)
@@ -364,17 +366,21 @@ def check_goals(results: list[dict]) -> dict:
         )
 
     goals = {}
-    copy = [r for r in results if r["scenario"] == "copy-heavy" and r["drafter"] == "lookup"]
-    if copy:
+    copy = [
+        r for r in results
+        if r["scenario"] == "copy-heavy" and r["drafter"] == "lookup" and not r["adaptive"]
+    ]  # fmt: skip
+    if copy:  # the best fixed k, as the issue on a copying target asks; adaptive below
         best = max(copy, key=lambda r: r["speedup"])
         goal = GOALS["copy_lookup_speedup_at_least"]
-        goals["copy-heavy lookup speedup"] = {
+        goals[COPY_GOAL] = {
             "method": best["method"], "value": best["speedup"], "goal": f">= {goal}",
             "met": bool(best["speedup"] >= goal),
         }  # fmt: skip
-    for scenario in ("free text", "counting"):
+    defaults = {"copy-heavy": "copy_default_speedup_at_least"}  # the others: 0.97
+    for scenario in ("copy-heavy", "free text", "counting"):
         if found := row(scenario, f"{DEFAULT_DRAFTER} adaptive"):
-            goal = GOALS["default_speedup_at_least"]
+            goal = GOALS[defaults.get(scenario, "default_speedup_at_least")]
             goals[f"{scenario} default speedup"] = {
                 "method": found["method"], "value": found["speedup"], "goal": f">= {goal}",
                 "met": bool(found["speedup"] >= goal),
@@ -399,13 +405,13 @@ def check_goals(results: list[dict]) -> dict:
 
 def copy_note(goals: dict, provenance: dict) -> dict:
     """Say next to the copy-heavy goal whether the output copied the prompt or looped."""
-    goal, shares = goals.get("copy-heavy lookup speedup"), provenance.get("copy-heavy")
+    goal, shares = goals.get(COPY_GOAL), provenance.get("copy-heavy")
     if goal is None or shares is None:
         return goals
     goal = goal | {"output_copied_from_prompt": shares["prompt"], "output_loop": shares["loop"]}
     if shares["loop"] > shares["prompt"]:
         goal["note"] = "the output is mostly a loop of the model's own text, not a copy"
-    return goals | {"copy-heavy lookup speedup": goal}
+    return goals | {COPY_GOAL: goal}
 
 
 def loop_goal(provenance: dict, most: float = 0.3) -> dict:
