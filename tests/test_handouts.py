@@ -18,7 +18,6 @@ import speclab.chromium
 from speclab import cli
 from speclab.answer_check import answer_leaks
 from speclab.chromium import chromium_available
-from speclab.handout_figures import parse_figure
 from speclab.handout_folder import HandoutError
 from speclab.handouts import LONG_TABLE_ROWS, build_all, build_page, render_body
 from speclab.paths import repo_root
@@ -136,82 +135,6 @@ def test_build_all_keeps_answers_apart(tmp_path):
         students, teachers = section.split("For the teacher")
         assert f'href="{lang}/answers/' in teachers and "answers/" not in students
         assert f'href="{lang}/01_quiz_game.html"' in students
-
-
-# --- figures ------------------------------------------------------------------------------
-
-
-def test_figure_address_is_parsed():
-    request = parse_figure("figure:forwards_per_case?cases=0,2,4&k=4&alpha=0.8&prefix=&draft=ABX")
-    assert request.name == "forwards_per_case"
-    assert dict(request.kwargs) == {
-        "cases": (0, 2, 4),
-        "k": 4,
-        "alpha": 0.8,
-        "prefix": "",
-        "draft": "ABX",
-    }
-    assert isinstance(dict(request.kwargs)["k"], int)
-    assert re.fullmatch(
-        r"forwards_per_case-cases0_2_4-k4-alpha0\.8-prefixempty-draftABX-[0-9a-f]{10}\.svg",
-        request.file_name,
-    )
-
-
-def test_figure_requests_that_read_alike_get_files_of_their_own(tmp_path):
-    """The readable part of a name loses characters; the hash of the request keeps them apart."""
-    alike = [
-        "figure:check_row?draft=A,B&target=A,C",
-        "figure:check_row?draft=A_B&target=A_C",
-        "figure:check_row?draft=A%20B&target=A%20C",
-        "figure:check_row?draft=AB&target=AC&title=%E7%AC%AC%E4%B8%80%E8%BD%AE",  # 第一轮
-        "figure:check_row?draft=AB&target=AC&title=%E7%AC%AC%E4%BA%8C%E8%BD%AE",  # 第二轮
-    ]
-    names = [parse_figure(address).file_name for address in alike]
-    assert len(set(names)) == len(names)
-    assert parse_figure(alike[0]).file_name == parse_figure(alike[0]).file_name  # reusable
-    long_title = "figure:check_row?draft=AB&target=AC&title=" + "x" * 3000
-    assert len(parse_figure(long_title).file_name.encode()) <= 100
-    body = render_body(f"![t]({long_title})\n", tmp_path / "figures", "figures")
-    assert "<img src=" in body and len(list((tmp_path / "figures").glob("*.svg"))) == 1
-
-
-def test_figure_is_drawn_from_speclab_figures(tmp_path):
-    markdown_text = "Intro.\n\n![One round, m = 2](figure:draft_verify?k=4&accepted=2)\n"
-    body = render_body(markdown_text, tmp_path / "figures", "figures")
-    (drawn,) = (tmp_path / "figures").glob("draft_verify-k4-accepted2-*.svg")
-    assert "<svg" in drawn.read_text("utf-8")[:500]
-    assert f'<img src="figures/{drawn.name}" alt="One round, m = 2">' in body
-    assert '<span class="caption">One round, m = 2</span>' in body
-
-
-@pytest.mark.parametrize(
-    "address, message",
-    [
-        ("figure:no_such_thing", "unknown figure 'no_such_thing'"),
-        ("figure:draft_verify?colour=red", "unexpected keyword"),
-        ("figure:Bad-Name", "bad figure name"),
-        ("figure:draft_verify?k=-1", "figure 'draft_verify': k must be"),  # a value it refuses
-        ("figure:draft_verify?k", "write key=value"),
-        ("figure:draft_verify?k=100000", "numbers up to 1,000"),  # would draw for minutes
-        ("figure:draft_verify?k=nan", "a figure takes finite numbers up to 1,000"),
-        # an image file: never copied into the build, so it showed broken with status 0
-        ("nothere.png", "image 'nothere.png': a build does not copy image files"),
-        ("../photos/board.jpg", "image '../photos/board.jpg': a build does not copy"),
-        # values of a kind the figure cannot use (a number where it needs a decoding run)
-        ("figure:rounds?result=1", "figure 'rounds' cannot be drawn from these values"),
-        ("figure:cache?result=x", "figure 'cache' cannot be drawn from these values"),
-        # values it would draw, but not usably: matplotlib's warnings were printed, status 0
-        ("figure:forwards_per_case?cases=1000,1000,1000&k=1000",
-         "figure 'forwards_per_case' cannot be drawn: constrained_layout not applied"),
-        ("figure:roofline?n_params=-1&bandwidth=2&peak_flops=3&bytes_per_param=2&name=x",
-         "figure 'roofline' cannot be drawn well from these values: Data has no positive"),
-    ],
-)  # fmt: skip
-def test_bad_figure_names_its_line(address, message, tmp_path):
-    markdown_text = f"# Title\n\nText.\n\n![x]({address})\n"
-    with pytest.raises(HandoutError, match=f"line 5: .*{re.escape(message)}"):
-        render_body(markdown_text, tmp_path, "figures")
 
 
 def test_underscores_become_writing_lines(tmp_path):
