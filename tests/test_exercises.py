@@ -1482,6 +1482,20 @@ def test_lesson_02_scores_no_stale_results_after_a_file_it_could_not_read():
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         assert "results = None  #" in code.split("results = check_guesses(guesses_file")[0], path
+        if path.parent.name in ("zh", "fa"):  # the message in the lesson's language
+            assert "score(results, lang=LANG)" in code, path
+
+
+@pytest.mark.parametrize("lang", ["zh", "fa"])
+def test_score_of_no_file_speaks_the_learners_language(lang):
+    """Lesson 02 in Chinese or Persian showed this one in English, with a traceback, after
+    a typo in the file's name: the most likely mistake of the exercise."""
+    with pytest.raises(GuessFileError) as caught:
+        score(None, lang=lang)
+    (shown,) = caught.value._render_traceback_()
+    english = str(caught.value)
+    assert "could not read the file" in english and english.split(": ", 1)[1] not in shown
+    assert shown.startswith("GuessFileError: ") and "\n" not in shown
 
 
 def test_a_long_file_gets_a_progress_bar_on_a_terminal_only(tmp_path, capsys, monkeypatch):

@@ -364,15 +364,20 @@ def _as_frame(records: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def score(frame: pd.DataFrame) -> Score:
+def score(frame: pd.DataFrame, lang: str | None = None) -> Score:
     """Rows, problems, and expectations filled in / right, for one checked file.
 
     frame None (lesson 02 sets its results to None before it reads a file) is refused with a
-    message: after a file that could not be read, the score of the file before it was shown.
+    GuessFileError in the language `lang`: after a file that could not be read, the score
+    of the file before it was shown.
     """
     if frame is None:
-        raise ValueError("no checked file to score: the checker could not read the file (see "
-                         "the cell above); correct what it says and run that cell again")  # fmt: skip
+        error = GuessFileError(
+            N_("no checked file to score: the checker could not read the file (see the cell "
+               "above); correct what it says and run that cell again")
+        )  # fmt: skip
+        error.lang = lang  # a notebook shows it in the learner's language
+        raise error
     valid = frame["error"] == ""
     filled = valid & frame["matches"].notna()
     return Score(
