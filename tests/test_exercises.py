@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from speclab.acceptance import verify_on_path
 from speclab.cli import main
 from speclab.exercises import GuessFileError, check_guesses, score
 from speclab.guesses_report import format_report
@@ -306,11 +307,32 @@ def test_a_header_typed_in_other_forms_of_the_same_letters_is_read(tmp_path, hea
     assert frame["expected_output"].tolist() == ["ABC"] and frame["matches"].tolist() == [True]
 
 
-@pytest.mark.parametrize("copied", ["(empty)", "（空）", "空", "(خالی)", "خالی", "无", "هیچ"])
+@pytest.mark.parametrize(
+    "copied", ["(empty)", "（空）", "(空)", "空", "(خالی)", "（خالی）", "خالی", "无", "هیچ"]
+)
 def test_a_prefix_copied_from_a_table_in_any_language_gets_the_hint(tmp_path, copied):
     """What the zh and fa tables print for an empty prefix, as the English "(empty)" does."""
     frame = check_guesses(write(tmp_path, "g.csv", f"prefix,guess\n{copied},ABC\n"))
     assert "leave the prefix cell blank" in frame["error"].iloc[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "fa"])
+def test_full_width_letters_are_named_with_the_capitals_meant(tmp_path, lang):
+    """ＡＢＸ, typed with a Chinese input method in full-width mode, was refused as "'Ａ' at
+    position 1: only capital letters A-Z", which reads as a contradiction. The message now
+    names the input method, and its example is what the student meant."""
+    path = write(
+        tmp_path, "g.csv", "prefix,guess,expected_output\n,ＡＢＸ,ABC\n,ABX,ＡＢＣ\n,aＢ,\n"
+    )
+    errors = check_guesses(path, lang=lang)["error"].tolist()
+    english = check_guesses(path)["error"].tolist()
+    assert "full-width letter 'Ａ' at position 1" in english[0] and "'ABX'" in english[0]
+    assert "full-width letters" in english[1] and "'ABC'" in english[1]
+    assert "'AB'" in english[2]  # the lower-case hint's example is all capitals too
+    assert [e.rsplit(" ", 1)[-1] for e in errors] == ["'ABX'", "'ABC'", "'AB'"]
+    if lang != "en":
+        assert not set(errors) & set(english)  # translated, not left in English
+    assert verify_on_path("", "ABX").output == "ABC"  # the example given is a valid guess
 
 
 @pytest.mark.parametrize(("name", "content", "phrase"), FILE_ERRORS)

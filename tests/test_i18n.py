@@ -341,6 +341,9 @@ INVALID = [
     ("ABCD", "EFGH"),
     ("", "ABCDEFGH"),
     ("A1", "B"),
+    ("", "ＡＢＸ"),  # a Chinese input method in full-width mode
+    ("ａ", "B"),
+    ("", "aＢ"),
 ]
 
 

@@ -19,6 +19,7 @@ of symbols is the greedy rule only.
 """
 
 import string
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,7 +32,7 @@ DEFAULT_PATH = "ABCDEFG"
 class InvalidGuess(ValueError):
     """A prefix or guess that the path lesson does not allow; `.reason` names the case.
 
-    Reasons: "empty_guess", "lowercase", "not_capital", "prefix_not_on_path",
+    Reasons: "empty_guess", "lowercase", "full_width", "not_capital", "prefix_not_on_path",
     "prefix_complete", "guess_too_long", "bad_path".
     """
 
@@ -85,12 +86,23 @@ def shown_text(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
+def as_capitals(text: str) -> str:
+    """text as the capitals a student meant: lower-case and full-width letters (a Chinese
+    input method's ＡＢＸ, NFKC) made plain capitals; anything else is left as it is."""
+    return unicodedata.normalize("NFKC", text).upper()
+
+
+def is_full_width(char: str) -> bool:
+    """A full-width letter (Ａ, ｂ): what a Chinese input method types in full-width mode."""
+    return "\uff21" <= char <= "\uff3a" or "\uff41" <= char <= "\uff5a"
+
+
 def first_non_capital(text: str) -> tuple[int, str] | None:
     """(position from 1, character) of the first character that is not a capital A-Z, or None.
-    One that capitals cannot fix (a space, '?') comes before a lower-case letter, so that the
-    advice "use capitals, e.g. ..." is only given when it would work."""
+    One that capitals cannot fix (a space, '?') comes before a lower-case or full-width
+    letter, so that the advice "use capitals, e.g. ..." is only given when it would work."""
     wrong = [(i, char) for i, char in enumerate(text, start=1) if char not in CAPITALS]
-    unfixable = [(i, char) for i, char in wrong if char.upper() not in CAPITALS]
+    unfixable = [(i, char) for i, char in wrong if as_capitals(char) not in CAPITALS]
     return (unfixable or wrong or [None])[0]
 
 
@@ -100,10 +112,17 @@ def _check_letters(text: str, what: str) -> None:
     if found is None:
         return
     position, char = found
+    if is_full_width(char):
+        raise InvalidGuess(
+            f"{what} {shown_text(text)!r} has the full-width letter {char!r} at position "
+            f"{position}: switch the input method to half-width and type capitals, e.g. "
+            f"{shown_text(as_capitals(text))!r}",
+            "full_width",
+        )
     if char.upper() in CAPITALS:
         raise InvalidGuess(
             f"{what} {shown_text(text)!r} has the lower-case letter {char!r} at position "
-            f"{position}: use capitals, e.g. {shown_text(text.upper())!r}",
+            f"{position}: use capitals, e.g. {shown_text(as_capitals(text))!r}",
             "lowercase",
         )
     shown = "a space" if char.isspace() else repr(char)

@@ -46,7 +46,9 @@ from speclab.acceptance import (
     DEFAULT_PATH,
     InvalidGuess,
     accept,
+    as_capitals,
     first_non_capital,
+    is_full_width,
     shown_text,
     verify_on_path,
 )
@@ -208,13 +210,21 @@ def _letters_problem(text: str, what: str) -> Message | None:
         return None
     position, char = found
     params = {"what": what, "text": shown_text(text), "char": char, "position": position}
+    if is_full_width(char):
+        return Message(
+            N_(
+                "{what} {text!r} has the full-width letter {char!r} at position {position}: "
+                "switch the input method to half-width and type capitals, e.g. {upper!r}"
+            ),
+            {**params, "upper": shown_text(as_capitals(text))},
+        )
     if char.upper() in CAPITALS:
         return Message(
             N_(
                 "{what} {text!r} has the lower-case letter {char!r} at position {position}: "
                 "use capitals, e.g. {upper!r}"
             ),
-            {**params, "upper": shown_text(text.upper())},
+            {**params, "upper": shown_text(as_capitals(text))},
         )
     if char.isspace():
         template = N_(
@@ -313,13 +323,21 @@ def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dic
         bad = next((char for char in expected if char not in CAPITALS), None)
         if bad is None:
             result["matches"] = expected == verdict.output
+        elif is_full_width(bad):
+            result["error"] = Message(
+                N_(
+                    "expected_output {expected!r} has full-width letters: switch the input "
+                    "method to half-width and type capitals, e.g. {upper!r}"
+                ),
+                {"expected": expected, "upper": as_capitals(expected)},
+            )
         elif bad.upper() in CAPITALS:
             result["error"] = Message(
                 N_(
                     "expected_output {expected!r} has lower-case letters: "
                     "use capitals, e.g. {upper!r}"
                 ),
-                {"expected": expected, "upper": expected.upper()},
+                {"expected": expected, "upper": as_capitals(expected)},
             )
         else:
             result["error"] = Message(

@@ -269,8 +269,12 @@ def _looks_like_expected(name: str) -> bool:
 @functools.cache
 def in_every_language(words: frozenset[str]) -> frozenset[str]:
     """words and their translations in every language of the checker, lower case, each
-    also without its brackets: '(empty)' gives '（空）', '空', '(خالی)', 'خالی', ..."""
+    also without its brackets and in either kind of bracket: '(empty)' gives '（空）', '空',
+    '(空)' (half-width brackets around Chinese), '(خالی)', 'خالی', ..."""
     from speclab.i18n import LANGUAGES
 
     found = {translator(lang).gettext(word).lower() for word in words for lang in LANGUAGES}
-    return frozenset(found | {word.strip("()（）") for word in found} - {""})
+    bare = {word.strip("()（）") for word in found} - {""}
+    return frozenset(
+        found | bare | {f"({word})" for word in bare} | {f"（{word}）" for word in bare}
+    )
