@@ -319,3 +319,30 @@ def test_a_persian_report_in_a_notebook_keeps_its_columns_in_order(tmp_path, mon
         assert line["dir"] == "ltr" and line["lefts"] == sorted(line["lefts"]), line
     sentences = [line for line in lines if line["text"].startswith("ردیف 4:")]
     assert sentences and all(line["dir"] == "rtl" for line in sentences), lines
+
+
+def test_a_persian_table_runs_right_to_left_as_its_paper_twin(tmp_path, browser):
+    """Lesson 02 in Persian asks for a prediction in a right-to-left Markdown table, then
+    showed the computed DataFrame left to right: the same columns, mirrored. TableBlock lays
+    it out as the Markdown table is, first column on the right."""
+    import pandas as pd
+
+    from speclab.i18n import RTL_NOTEBOOK_STYLE, TableBlock
+
+    frame = pd.DataFrame({"پیشوند قبلی": ["خالی"], "حدس": ["ABX"], "خروجی تازه": ["ABC"]})
+    page_file = tmp_path / "table.html"
+    page_file.write_text(
+        f"<!doctype html><meta charset=utf-8>{RTL_NOTEBOOK_STYLE}"
+        f'<div class="jp-RenderedHTMLCommon">{TableBlock(frame, "fa")._repr_html_()}</div>',
+        "utf-8",
+    )
+    page = browser.new_page()
+    try:
+        page.goto(page_file.as_uri())
+        lefts = page.evaluate(
+            "() => Object.fromEntries([...document.querySelectorAll('thead th')]"
+            ".map((th) => [th.innerText.trim(), th.getBoundingClientRect().left]))"
+        )
+    finally:
+        page.close()
+    assert lefts["پیشوند قبلی"] > lefts["حدس"] > lefts["خروجی تازه"], lefts

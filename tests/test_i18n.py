@@ -624,6 +624,31 @@ def test_a_refused_argument_in_a_notebook_command_is_a_status_not_an_exception(
     assert "usage: speclab check-guesses" in shown[-1].data
 
 
+def test_persian_notebooks_show_their_persian_tables_right_to_left():
+    """A DataFrame alone is laid out left to right, its first column on the left, where the
+    lesson's Markdown tables (and the handouts') have theirs on the right. A Persian-headed
+    table a Persian notebook shows goes through TableBlock (its layout: test_browser.py)."""
+    import pandas as pd
+
+    from speclab.i18n import TableBlock
+
+    frame = pd.DataFrame({"حدس": ["ABX"], "خروجی تازه": ["ABC"]})
+    html = TableBlock(frame, "fa")._repr_html_()
+    assert html == f'<div lang="fa" dir="rtl">{frame.to_html()}</div>'
+    assert TableBlock(frame, "fa").frame is frame
+    with pytest.raises(ValueError, match="no such language: 'xx'"):
+        TableBlock(frame, "xx")
+    shown = 0
+    for path in sorted((NOTEBOOKS / "fa").glob("*.ipynb")):
+        for cell in cells(path):
+            code = "".join(cell["source"])
+            persian_keys = re.search(r'"[^"\n]*[\u0600-\u06ff][^"\n]*":', code)
+            if cell["cell_type"] == "code" and "pd.DataFrame(" in code and persian_keys:
+                assert code.splitlines()[-1].startswith("TableBlock("), (path.name, code[-80:])
+                shown += 1
+    assert shown >= 2
+
+
 def test_translated_notebooks_share_one_say_and_it_carries_the_language(monkeypatch):
     """The notebooks import their helpers, never copy them: `say` lived as a copy in each of
     the six translated notebooks."""

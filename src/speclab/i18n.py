@@ -201,6 +201,21 @@ def markdown_block(markdown: str, lang: str) -> str:
     return f'<div lang="{lang}" dir="{DIRECTION[lang]}">\n\n{markdown}\n\n</div>'
 
 
+class TableBlock:
+    """A pandas table shown in a notebook in its language's direction: in Persian its first
+    column on the right, as in the lesson's Markdown tables (a table to predict on paper and
+    the one computed then line up column for column; a DataFrame alone is laid out left to
+    right). The cells keep their Latin digits. Its `frame` is the table itself."""
+
+    def __init__(self, frame, lang: str):
+        if lang not in DIRECTION:
+            raise ValueError(f"no such language: {lang!r} (one of {', '.join(DIRECTION)})")
+        self.frame, self.lang = frame, lang
+
+    def _repr_html_(self) -> str:  # what a notebook shows
+        return f'<div lang="{self.lang}" dir="{DIRECTION[self.lang]}">{self.frame.to_html()}</div>'
+
+
 def speaker(lang: str):
     """say(markdown): show Markdown in a notebook as a block in lang's language and direction.
 
