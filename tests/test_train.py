@@ -1210,6 +1210,47 @@ def test_out_onto_a_shipped_model_says_how_to_get_it_back(tmp_path, monkeypatch,
         assert ("replaces the shipped weights" in err) == noted and ("git checkout" in err) == noted
 
 
+def test_the_advice_to_go_on_after_a_stop_is_a_command_that_goes_on(tmp_path):
+    """A run started with --init-from and stopped said "the same command goes on", which was
+    then refused (the run folder has a checkpoint); a resume that forgot a --set was told to
+    delete hours of training. Each message's advice, followed as written, resumes the run."""
+    first = tmp_path / "first"
+    assert run_train("smoke", "--smoke", "--run-dir", first, "--stop-at", "2").returncode == 0
+    started = ["smoke", "--smoke", "--run-dir", tmp_path / "b", "--init-from",
+               first / "checkpoint.npz"]  # fmt: skip
+    stopped = run_train(*started, "--stop-at", "4")
+    assert stopped.returncode == 0, stopped.stderr
+    assert "the same command without --stop-at and --init-from" in stopped.stdout
+    refused = run_train(*started)
+    assert refused.returncode == 2 and "give the same command without --init-from" in refused.stderr
+    goes_on = run_train(*started[:4])  # as advised: no --init-from
+    assert goes_on.returncode == 0 and "smoke: 6 steps" in goes_on.stdout, goes_on.stderr
+
+    run = ["smoke", "--smoke", "--run-dir", tmp_path / "c"]
+    assert run_train(*run, "--set", "lr=1e-3", "--stop-at", "2").returncode == 0
+    forgot = run_train(*run)
+    assert forgot.returncode == 1 and "lr 0.001 there, 0.003 here" in forgot.stderr
+    assert "delete" not in forgot.stderr
+    flags = forgot.stderr.split("add ", 1)[1].split(" to the command")[0].split()
+    assert flags == ["--set", "lr=0.001"]
+    resumed = run_train(*run, *flags)
+    assert resumed.returncode == 0 and "smoke: 6 steps" in resumed.stdout, resumed.stderr
+
+
+def test_weights_put_where_a_checkpoint_goes_are_named_not_called_damaged(tmp_path):
+    weights = tmp_path / "w.npz"
+    assert (
+        run_train("smoke", "--smoke", "--run-dir", tmp_path / "a", "--out", weights).returncode == 0
+    )
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "checkpoint.npz").write_bytes(weights.read_bytes())
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "b")
+    assert (
+        result.returncode == 1 and "is a weights file, not a training checkpoint" in result.stderr
+    )
+    assert "damaged" not in result.stderr and "delete" not in result.stderr
+
+
 def test_a_run_stopped_before_the_recipe_ends_says_so_and_how_to_go_on(tmp_path):
     """--stop-at and --max-minutes ended with the same line as a finished run."""
     stopped = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--stop-at", "1")

@@ -68,7 +68,9 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     Raises ValueError naming the problem for a damaged file or one made with another recipe
     (only `steps` may differ, unless recipe_may_change: then only the model's shape must
     match), before any array is put together. Fields a checkpoint predates take their
-    defaults, which are the recipe it was made with.
+    defaults, which are the recipe it was made with. A checkpoint to resume (not
+    recipe_may_change) made with another recipe is never called damaged: the message gives
+    the --set flags that resume it as it was made.
     """
     shape = ("n_layer", "n_head", "n_embd", "n_ctx")
     if path.exists() and not path.is_file():  # a pipe would block, a device read forever
@@ -90,10 +92,8 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                 saved |= {k: v for k, v in asdict(cfg).items() if k not in shape}
             if saved != asdict(cfg):
                 changed = sorted(k for k in saved if saved[k] != asdict(cfg).get(k))
-                raise RecipeMismatch(
-                    f"{path} was made with another recipe (differs in {', '.join(changed) or 'its fields'}); "
-                    f"{advice}"
-                )
+                raise RecipeMismatch(_mismatch(path, saved, asdict(cfg), changed,
+                                               advice if recipe_may_change else None))  # fmt: skip
             _check_members(path, cfg.model_config)  # then the arrays
             part = {key: {} for key in ("param", "m", "v", "avg")}
             for name in archive.files:
@@ -258,6 +258,17 @@ def scale_attention(params, n_head: int, scales: dict[tuple[int, int], float]) -
         attn = {**blocks[layer]["attn"], "c_attn": {"w": w, "b": b}}
         blocks[layer] = {**blocks[layer], "attn": attn}
     return {**params, "h": blocks}
+
+
+def _mismatch(path: Path, saved: dict, wanted: dict, changed: list[str], advice: str | None) -> str:
+    """The message for a checkpoint made with another recipe: each field's two values, and
+    (advice None: a run to resume) the --set flags that go on with it as it was made."""
+    values = ", ".join(f"{k} {saved[k]!r} there, {wanted.get(k)!r} here" for k in changed)
+    if advice is None:
+        flags = " ".join(f"--set {k}={saved[k]!r}" for k in changed if k in wanted)
+        advice = (f"to go on with it, add {flags} to the command; to train this recipe "
+                  "instead, give another --run-dir")  # fmt: skip
+    return f"{path} was made with another recipe ({values or 'its fields differ'}); {advice}"
 
 
 class RecipeMismatch(Exception):

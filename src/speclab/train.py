@@ -234,6 +234,10 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
     if scale_heads and (checkpoint.exists() or init_from is None):
         raise ValueError("attention heads are scaled only when a new run starts from --init-from "
                          "(this one " + ("resumes)" if checkpoint.exists() else "starts afresh)"))  # fmt: skip
+    if checkpoint.exists() and is_weights_file(checkpoint):  # would read as "damaged"
+        raise ValueError(f"{checkpoint} is a weights file, not a training checkpoint: move it "
+                         "out of the run folder, and start from it with --init-from in a new "
+                         "--run-dir")  # fmt: skip
     if checkpoint.exists():
         params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
         record_changes(log, cfg, step)
@@ -358,8 +362,9 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
             elif ctrl_c():  # a whole step done: save it, so that the run resumes from here
                 log["seconds"] = elapsed
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
-                bar.write(f"stopped: step {step} saved in {checkpoint}; the same command goes "
-                          "on from there", file=sys.stderr)  # beside the Ctrl-C notice  # fmt: skip
+                bar.write(f"stopped: step {step} saved in {checkpoint}; "
+                          f"{same_command(init_from, scale_heads)} goes on from there",
+                          file=sys.stderr)  # beside the Ctrl-C notice  # fmt: skip
                 raise stop()
     finally:
         restore_ctrl_c()
@@ -429,6 +434,18 @@ def record_changes(log: dict, cfg: TrainConfig, step: int, new_run: bool = False
     if changed or new_run:
         log.setdefault("recipe_changes", []).append({"at_step": step, "changed": changed})
     log["config"] = asdict(cfg)
+
+
+def same_command(init_from: Path | None = None, scale_heads=None, without: tuple = ()) -> str:
+    """How a stopped run with a checkpoint goes on: the same command, less the flags that
+    start a new run from another (refused once the run folder has a checkpoint) and any
+    others given in `without` ("--stop-at")."""
+    flags = [*without] + ["--init-from"] * (init_from is not None)
+    flags += ["--scale-attention"] * bool(scale_heads)
+    if not flags:
+        return "the same command"
+    listed = flags[0] if len(flags) == 1 else ", ".join(flags[:-1]) + " and " + flags[-1]
+    return f"the same command without {listed}"
 
 
 def _diverged(step: int, what: str, lr: float, checkpoint: Path) -> str:

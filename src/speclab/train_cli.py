@@ -27,7 +27,7 @@ from speclab.report_files import (
     writable_folder,
 )
 from speclab.student_files import printable
-from speclab.train import train
+from speclab.train import same_command, train
 from speclab.weights import config_problem, temporary_beside
 
 EXIT_STATUS = (
@@ -358,9 +358,9 @@ def _path_problem(args, run_dir: Path, cfg: TrainConfig | None = None) -> str | 
     if args.init_from is not None and not args.init_from.is_file():
         return f"--init-from {args.init_from} is not a file (a pipe or a device); give a checkpoint"
     if args.init_from is not None and (run_dir / "checkpoint.npz").exists():
-        return (
-            f"{run_dir} already has a checkpoint, which resumes; --init-from starts a new --run-dir"
-        )
+        return (f"{run_dir} already has a checkpoint, which resumes; --init-from starts a new "
+                f"--run-dir. To go on with the run in {run_dir}, give "
+                f"{same_command(args.init_from, args.scale_attention)}")  # fmt: skip
     teacher = weights_dir() / "target.npz" if cfg is not None and cfg.teacher_share else None
     if args.out is not None and (
         problem := _out_problem(args.out, run_dir, args.init_from, teacher)
@@ -378,7 +378,7 @@ def _path_problem(args, run_dir: Path, cfg: TrainConfig | None = None) -> str | 
     return None
 
 
-def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
+def _summary(name: str, cfg: TrainConfig, log: dict, args=None) -> str:
     """The run in one line: steps, seconds, held-out bits per byte (and of the mean)."""
     last = log["history"][-1] if log["history"] else {}
     mean = ""
@@ -391,9 +391,13 @@ def _summary(name: str, cfg: TrainConfig, log: dict) -> str:
     step = last.get("step", 0)
     unfinished = ""
     if step < cfg.steps:  # --stop-at or --max-minutes: it looked finished
-        unfinished = (f"; stopped at step {step:,} of the recipe's {cfg.steps:,}: the same "
-                      "command without --stop-at (or with more --max-minutes) goes on from "
-                      "its checkpoint")  # fmt: skip
+        again = same_command(
+            getattr(args, "init_from", None),
+            getattr(args, "scale_attention", None),
+            without=("--stop-at",),
+        )
+        unfinished = (f"; stopped at step {step:,} of the recipe's {cfg.steps:,}: {again} "
+                      "(or with more --max-minutes) goes on from its checkpoint")  # fmt: skip
     return (f"{name}: {counted(step, 'step')}, {log['seconds']:.0f} s, "
             f"validation {last.get('val_bits_per_byte')} bits/byte{mean}{unfinished}")  # fmt: skip
 
@@ -447,8 +451,10 @@ def _run(args, name: str, run_dir: Path) -> int:
     except BrokenPipeError:
         raise  # the command line's own handling: a closed pipe ends quietly
     except OSError as error:
-        kept = (f"any checkpoint already in {run_dir} is kept whole, and the same command goes "
-                "on from it once there is room")  # fmt: skip
+        saved = (run_dir / "checkpoint.npz").is_file()  # then --init-from would be refused
+        again = same_command(args.init_from, args.scale_attention) if saved else "the same command"
+        kept = (f"any checkpoint already in {run_dir} is kept whole, and {again} goes "
+                "on once there is room")  # fmt: skip
         if error.errno in (errno.ENOSPC, errno.EDQUOT) and error.filename is None:
             # checkpoints and weights name their file (weights.named): this was the log's line
             print(printable(f"speclab train: cannot write the standard output ({error.strerror}: "
@@ -466,5 +472,5 @@ def _run(args, name: str, run_dir: Path) -> int:
         print(printable(f"speclab train: not enough memory for this recipe ({error})"),
               file=sys.stderr)  # fmt: skip
         return 1
-    print(_summary(name, cfg, log))
+    print(_summary(name, cfg, log, args))
     return 0
