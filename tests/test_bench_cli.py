@@ -294,3 +294,30 @@ def test_a_second_benchmark_on_the_same_out_is_refused_at_once(tiny_weights, tmp
     assert f"another speclab bench is running with --out {out}; wait for it to end" in err
     assert not (out / "forward.json").exists()
     assert main(argv) == 0 and (out / "forward.json").exists()  # the lock ended with its holder
+
+
+@pytest.mark.parametrize("saved", [False, True])
+def test_ctrl_c_says_whether_anything_was_saved(tmp_path, monkeypatch, capsys, saved):
+    """Ctrl-C during a benchmark said only "interrupted": a user could not tell whether the
+    minutes measured were lost, or whether the earlier report in --out survived."""
+    from speclab.paths import data_dir
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    earlier = out / "forward.json"  # a full run's report, as `make bench` leaves it
+    earlier.write_bytes((data_dir() / "bench" / "forward.json").read_bytes())
+
+    def stopped(args):
+        if saved:  # the report written, then the stop came
+            (out / "forward.csv").write_text("new\n", "utf-8")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "run_forward", stopped)
+    assert main(["bench", "forward", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.endswith("interrupted\n")
+    if saved:
+        assert f"stopped after its report was saved in {out}" in err
+    else:
+        assert f"nothing saved, the reports in {out} are as they were" in err
+    assert earlier.read_bytes() == (data_dir() / "bench" / "forward.json").read_bytes()

@@ -112,9 +112,19 @@ class BenchBusy(Exception):
     """Another benchmark holds --out's lock."""
 
 
+def _reports_in(folder) -> dict:
+    """The report files in folder, each with its size and time: what a run changed."""
+    try:
+        files = [path for path in folder.iterdir() if path.suffix in (".json", ".csv")]
+        return {path.name: (path.stat().st_size, path.stat().st_mtime_ns) for path in files}
+    except OSError:  # no folder yet, or one that cannot be listed: nothing to compare
+        return {}
+
+
 def run(args) -> int:
     made = first_missing(args.out or bench_dir())  # the checks make --out: gone if it stays empty
     restore = sigterm_stops_cleanly()  # `kill` or `timeout` cleans up as Ctrl-C does
+    before = _reports_in(args.out or bench_dir())
     try:
         if problem := option_problem(args):
             print(printable(f"speclab bench {args.what}: {problem}"), file=sys.stderr)
@@ -128,6 +138,14 @@ def run(args) -> int:
     except BenchBusy as error:
         print(printable(f"speclab bench {args.what}: {error}"), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say what became of the measurements
+        out = args.out or bench_dir()
+        if _reports_in(out) == before:
+            said = f"stopped before the end: nothing saved, the reports in {out} are as they were"
+        else:
+            said = f"stopped after its report was saved in {out}"
+        print(printable(f"speclab bench {args.what}: {said}"), file=sys.stderr)
+        raise  # the command line says "interrupted" and ends with 130 (143: SIGTERM)
     finally:
         restore()
         remove_if_unused(args.out or bench_dir(), made, LOCK)
