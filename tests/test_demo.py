@@ -537,3 +537,22 @@ def test_one_byte_and_one_token_are_singular(weights, capsys):
     assert "1 byte) ==" in out and "== continuation: 1 token;" in out
     assert "exactly" not in out and "at most k = 1 draft per round" in out
     assert "yes (1 byte)" in out and "1 bytes" not in out and "1 tokens" not in out
+
+
+def test_a_refused_model_file_is_named_with_its_role_and_whole_path(tmp_path, capsys):
+    """A broken draft saved as B/target.npz was reported as 'target.npz: ...', which reads
+    as the target; the message now says which model, which option, and the whole path."""
+    from speclab.cli import main
+
+    draft = tmp_path / "B" / "target.npz"
+    draft.parent.mkdir()
+    draft.write_text("not weights", "utf-8")
+    status = main(["demo", "--example", "repeat", "--max-new-tokens", "2", "--drafter", "model",
+                   "--draft", str(draft)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1
+    assert f"the draft model (--draft): {draft} is not a readable .npz weights file" in err
+    status = main(["bench", "decode", "--quick", "--drafter", "model", "--draft-weights",
+                   str(draft), "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and f"the draft model (--draft-weights): {draft} is not" in err

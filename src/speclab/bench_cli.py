@@ -184,6 +184,15 @@ def settings_from_args(args) -> bench_decode.Settings:
     return bench_decode.Settings(**(asdict(base) | changes))
 
 
+def _load_model(path, dtype, which: str):
+    """load(path), a refused file named with its role: two files both called target.npz, one
+    of them the draft, read alike."""
+    try:
+        return load(path, dtype=dtype)
+    except ValueError as error:
+        raise ValueError(f"the {which}: {error}") from None
+
+
 def run_decode(args) -> int:
     """`speclab bench decode`, its options already checked by `run`."""
     try:
@@ -192,9 +201,10 @@ def run_decode(args) -> int:
         dtype = np.dtype(args.dtype)
         target_path = args.weights or weights_dir() / "target.npz"
         draft_path = args.draft_weights or weights_dir() / "draft.npz"
-        target = load(target_path, dtype=dtype)
+        target = _load_model(target_path, dtype, "target model (--weights)")
         # the draft in float32 whatever --dtype says: it only proposes (speclab.weights)
-        draft = load(draft_path, dtype=DRAFT_DTYPE) if "model" in settings.drafters else None
+        draft = (_load_model(draft_path, DRAFT_DTYPE, "draft model (--draft-weights)")
+                 if "model" in settings.drafters else None)  # fmt: skip
         if args.draft_weights is not None and draft is None:
             print(printable(f"note: --draft-weights {args.draft_weights} is not used: only the "
                             "lookup drafter runs (add --drafter model)"), file=sys.stderr)  # fmt: skip

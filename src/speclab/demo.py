@@ -277,8 +277,8 @@ def _load(path, default_loader, what: str):
     except FileNotFoundError as error:
         hint = "" if path is not None else f" (train it: speclab train {what})"
         raise DemoError(f"{error}{hint}", status=1) from None
-    except ValueError as error:
-        raise DemoError(str(error), status=1) from None
+    except ValueError as error:  # named with its role: a draft and a target may share a name
+        raise DemoError(f"the {what} model (--{what}): {error}", status=1) from None
 
 
 def _check_numbers(args) -> None:

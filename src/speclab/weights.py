@@ -239,12 +239,12 @@ def _open_archive(path: Path) -> zipfile.ZipFile:
         with path.open("rb") as handle:
             if handle.read(len(NPY_MAGIC)) == NPY_MAGIC:
                 raise ValueError(
-                    f"{path.name} is a single .npy array, not an .npz weights file "
+                    f"{path} is a single .npy array, not an .npz weights file "
                     "(`speclab.weights.save` writes a zip of named arrays)"
                 )
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise ValueError(f"{path.name} is not a readable .npz weights file ({error})") from None
+        raise ValueError(f"{path} is not a readable .npz weights file ({error})") from None
 
 
 def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
@@ -381,7 +381,7 @@ def load(path, dtype=np.float64) -> Model:
             }
             check_params(flat, config)  # NaN or infinity
         except ValueError as error:
-            raise ValueError(f"{path.name}: {error}") from None
+            raise ValueError(f"{path}: {error}") from None
     flat = {name: array.astype(dtype) for name, array in flat.items()}
     return Model(config, unflatten(flat, config.n_layer), meta, name=path.stem)
 
