@@ -63,7 +63,7 @@ from speclab.handout_folder import (
     read_text_file,
 )
 from speclab.render import counted
-from speclab.report_files import first_missing, one_at_a_time, remove_if_unused
+from speclab.report_files import first_missing, one_at_a_time, remove_if_unused, unlisted
 from speclab.student_files import printable, shown
 
 PAPERS = {"a4": "A4", "letter": "letter"}  # file suffix -> CSS @page size
@@ -308,6 +308,8 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
 
         problem = broken_link(lessons_dir) or "does not exist"
         raise HandoutError(f"{lessons_dir} {problem}: give --lessons a folder of .md files")
+    if reason := unlisted(lessons_dir):  # else read as a folder with no lessons
+        raise HandoutError(f"{lessons_dir}: folder cannot be listed ({reason})")
     if not lessons_dir.is_dir() or not any(lessons_dir.glob("*.md")):
         raise HandoutError(f"no lessons in {lessons_dir}: give --lessons a folder of .md files")
     pdf = chromium.chromium_available() if pdf is None else pdf
@@ -378,6 +380,9 @@ def _pages(languages: list[tuple[str, Path, Path]]):
     languages: (lang, lesson folder, its folder in --out), as in build_all.
     """
     for lang, source_dir, target_dir in languages:
+        for folder in (source_dir, source_dir / "answers"):  # glob sees such a one as empty
+            if folder.is_dir() and (reason := unlisted(folder)):
+                raise HandoutError(f"{folder}: folder cannot be listed ({reason})")
         for source in sorted(source_dir.glob("*.md")):
             yield lang, source, target_dir, False
         for source in sorted((source_dir / "answers").glob("*.md")):

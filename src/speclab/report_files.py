@@ -49,6 +49,16 @@ def broken_link(path: Path) -> str | None:
     return None
 
 
+def unlisted(folder: Path) -> str | None:
+    """Why a folder cannot be listed ("Permission denied"), or None. Path.glob finds nothing
+    in such a folder, which a message would then call empty."""
+    try:
+        with os.scandir(folder):
+            return None
+    except OSError as error:
+        return error.strerror or str(error)
+
+
 def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] = ()) -> Path:
     """out, made if missing and tried with a temporary file; OSError naming the problem if not.
 

@@ -141,6 +141,10 @@ def load_scenarios(folder=None, names=None) -> list[Scenario]:
     if not folder.is_dir():
         what = "is a file; give the folder that holds it" if folder.exists() else "no such folder"
         raise ScenarioError(f"{folder}: {what} (a folder of scenario files, *.toml)")
+    from speclab.report_files import unlisted
+
+    if reason := unlisted(folder):  # else read as a folder with no scenario files
+        raise ScenarioError(f"{folder}: folder cannot be listed ({reason})")
     files = sorted(folder.glob("*.toml"))
     if not files:
         raise ScenarioError(f"{folder}: no scenario files (*.toml)")
