@@ -1217,6 +1217,34 @@ def test_model_report_on_an_untrained_model_with_few_positions_reports_without_a
     assert "\x1b" not in result.stdout and "trained \\x1b[31mRED steps" in result.stdout
 
 
+def test_model_report_counts_only_the_functions_that_fit_a_short_context(tmp_path):
+    """A model with 400 positions said 'copy test (2 held-out functions ...)' and 'all 34
+    held-out functions (the 8 are spread over them)': 6 of the 8 and 55 of the 89 had been
+    left out without a word."""
+    import re
+
+    import numpy as np
+
+    from speclab.gpt import GPTConfig
+    from speclab.weights import init_params, save
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=400)
+    save(tmp_path / "short.npz", init_params(config, np.random.default_rng(0)), config)
+    script = Path(__file__).parent.parent / "benchmarks" / "model_report.py"
+    result = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "short.npz")],
+        capture_output=True, text=True, timeout=300, env=os.environ | {"TQDM_DISABLE": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    eight = re.search(r"copy test \((\d+) held-out functions of the 8: the others do not fit a "
+                      r"context of 400,", result.stdout)  # fmt: skip
+    assert eight and 0 < int(eight[1]) < 8, result.stdout
+    wide = re.search(r"the same on the (\d+) of the (\d+) held-out functions of 120-400 bytes "
+                     r"that fit its context \(the 8", result.stdout)  # fmt: skip
+    assert wide and 0 < int(wide[1]) < int(wide[2]), result.stdout
+    assert "(the 8 are spread over them)" in result.stdout
+
+
 def _copy_test_needs():
     """benchmarks/copy_test_needs.py, its path and the module."""
     from benchmark_scripts import FOLDER, load
