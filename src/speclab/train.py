@@ -214,6 +214,7 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
 # 50 means the bytes that came were given e^-50 on average. lr=1e3 reached 8e15 bits per byte
 # with finite weights and "finished" with exit status 0.
 DIVERGED_NATS = 50.0
+RUNNING = ("train_loss_ema", "own_loop_share_ema")  # running means a checkpoint carries on
 
 
 def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads) -> dict:
@@ -258,6 +259,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
         record_changes(log, cfg, step, new_run=True)
         state.pop("avg", None)  # a new run keeps its own average of the weights, if any
         log.pop("average", None)
+        log.pop("running", None)  # and its own running means of the loss
         if "teacher" in log:  # and may learn from another target; the record keeps both
             log.setdefault("earlier_teachers", []).append(log.pop("teacher"))
     else:
@@ -278,7 +280,14 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
     # disable only to turn the bar off: an explicit disable=False would override TQDM_DISABLE=1
     quiet = {} if progress else {"disable": True}
     bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", **quiet)
-    loss_ema = loop_ema = None  # loop_ema: the share of its own new bytes that loop
+    # running means of the training loss and (loop_ema) of the share of its own new bytes that
+    # loop; a resumed run goes on with the checkpoint's, as if it had never stopped
+    loss_ema, loop_ema = (log.get("running", {}).get(key) for key in RUNNING)
+
+    def keep_running_means() -> None:  # in the log, so in the checkpoint saved next
+        means = (None if mean is None else float(mean) for mean in (loss_ema, loop_ema))
+        log["running"] = dict(zip(RUNNING, means, strict=True))
+
     last_step = min(cfg.steps, stop_at) if stop_at else cfg.steps
     weighted = cfg.hard_copy_weight != 1.0  # 1: the plain mean, as before the option
 
@@ -301,6 +310,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
                                        teacher)  # fmt: skip
         log["history"].append(entry)
         log["seconds"] = elapsed
+        keep_running_means()
         save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
         if out is not None:  # before the line below: a closed pipe must not cost the export
             export(params, config, cfg, corpus["record"], log, out, state)
@@ -361,6 +371,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
                           "the run ends as it would have", file=sys.stderr)  # fmt: skip
             elif ctrl_c():  # a whole step done: save it, so that the run resumes from here
                 log["seconds"] = elapsed
+                keep_running_means()
                 save_checkpoint(checkpoint, params, state, step, rng, cfg, log)
                 bar.write(f"stopped: step {step} saved in {checkpoint}; "
                           f"{same_command(init_from, scale_heads)} goes on from there",
