@@ -1155,7 +1155,7 @@ def test_a_benchmark_script_given_a_damaged_weights_file_says_so(tmp_path):
         [sys.executable, str(script), str(damaged)], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 1
-    assert result.stderr.startswith("lookup_acceptance.py: w.npz is not a readable")
+    assert result.stderr.startswith(f"lookup_acceptance.py: {damaged} is not a readable")
     assert "Traceback" not in result.stderr
 
 
