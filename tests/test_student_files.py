@@ -30,7 +30,8 @@ from speclab.student_files import (
         ("\x85\x9b", "\\x85\\x9b"),  # C1 controls: NEL, CSI
         ("\u200b\ufeff\u2066\u00a0", "\\u200b\\ufeff\\u2066\\xa0"),
         ("\u2028\u2029", "\\u2028\\u2029"),
-        ("caf\udce9", "caf\\udce9"),  # a file-name byte that is not UTF-8
+        ("caf\udce9", "caf\\xe9"),  # a file-name byte that is not UTF-8: the byte
+        ("\ud800", "\\ud800"),  # a surrogate no file name holds
     ],
 )
 def test_shown_escapes_what_a_terminal_would_hide_or_obey(text, expected):

@@ -66,22 +66,27 @@ class NoRowsError(GuessFileError):
 
 
 def shown(text: str) -> str:
-    """`text` with every non-printable character escaped (\\n, \\x9b, \\u202e, \\udcff).
+    """`text` with every non-printable character escaped (\\n, \\x9b, \\u202e).
 
     str.isprintable is False for controls, format characters (bidi, zero width),
     separators other than the space, surrogates (undecodable file-name bytes) and
     unassigned code points: exactly what would hide, reorder or corrupt a report line.
     Kept as they are: the zero-width non-joiner and joiner, which Persian writes inside words
-    (a file named دانش‌آموز.csv was listed as دانش\u200cآموز).
+    (a file named دانش‌آموز.csv was listed as دانش\u200cآموز). A byte of a file name that is
+    not UTF-8 (which Python holds as a surrogate, U+DC80-U+DCFF) is shown as that byte,
+    \\xe9 in caf\\xe9.csv, as `ls -b` and a shell's $'...' write it.
     """
     if text.isprintable():
         return text
-    return "".join(
-        char
-        if char.isprintable() or char in JOINERS
-        else char.encode("unicode_escape").decode("ascii")
-        for char in text
-    )
+    return "".join(_shown_char(char) for char in text)
+
+
+def _shown_char(char: str) -> str:
+    if char.isprintable() or char in JOINERS:
+        return char
+    if "\udc80" <= char <= "\udcff":  # os.fsdecode's stand-in for an undecodable byte
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return char.encode("unicode_escape").decode("ascii")
 
 
 JOINERS = frozenset("\u200c\u200d")
