@@ -33,3 +33,21 @@ def tiny_model():
     return random_model(
         GPTConfig(n_layer=2, n_head=4, n_embd=32, n_ctx=64), np.random.default_rng(0)
     )
+
+
+@pytest.fixture
+def refuse_to_list(monkeypatch):
+    """refuse_to_list(folder): listing that folder fails as for a folder of another user (as
+    root, chmod cannot show it); glob, which lists through os.scandir, then finds nothing
+    there, as it does for real."""
+    real_scandir = os.scandir
+
+    def refuse_for(locked):
+        def scandir(path="."):
+            if os.fspath(path) == os.fspath(locked):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_scandir(path)
+
+        monkeypatch.setattr(os, "scandir", scandir)
+
+    return refuse_for

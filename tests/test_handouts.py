@@ -787,21 +787,15 @@ def test_a_folder_that_cannot_be_written_is_named_as_given(tmp_path, capsys, mon
 
 
 @pytest.mark.parametrize("locked_name", ["", "answers"])
-def test_a_lessons_folder_that_cannot_be_listed_is_not_called_empty(tmp_path, monkeypatch,
-                                                                    capsys, locked_name):  # fmt: skip
+def test_a_lessons_folder_that_cannot_be_listed_is_not_called_empty(
+    tmp_path, refuse_to_list, capsys, locked_name
+):
     """'no lessons in X' was said of a folder of lessons that could not be listed, and an
     answers folder that could not be listed gave handouts without their keys, silently."""
     lessons = _small_lessons(tmp_path)
     (lessons / "answers").mkdir(exist_ok=True)
     locked = lessons / locked_name if locked_name else lessons
-    real_scandir = os.scandir
-
-    def refuse(path="."):
-        if os.fspath(path) == os.fspath(locked):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", refuse)
+    refuse_to_list(locked)
     out = tmp_path / "out"
     status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)])
     err = capsys.readouterr().err

@@ -374,20 +374,7 @@ def test_pick_free_text_interrupted_while_decoding_leaves_no_folder_it_made(tmp_
     assert not (tmp_path / "new").exists()
 
 
-def _refuse_to_list(monkeypatch, locked):
-    """os.scandir of `locked` fails as for a folder of another user (as root, chmod cannot
-    show it); glob, which uses scandir, then sees no files there, as it does for real."""
-    real_scandir = os.scandir
-
-    def refuse(path="."):
-        if os.fspath(path) == os.fspath(locked):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", refuse)
-
-
-def test_a_prompts_folder_that_cannot_be_listed_is_not_called_empty(tmp_path, monkeypatch):
+def test_a_prompts_folder_that_cannot_be_listed_is_not_called_empty(tmp_path, refuse_to_list):
     """It was reported as 'no scenario files (*.toml)' while holding them."""
     from pathlib import Path
 
@@ -398,7 +385,7 @@ def test_a_prompts_folder_that_cannot_be_listed_is_not_called_empty(tmp_path, mo
     for path in Path(prompts_dir()).glob("*.toml"):
         (locked / path.name).write_bytes(path.read_bytes())
     assert load_scenarios(locked)  # readable: the copies load
-    _refuse_to_list(monkeypatch, locked)
+    refuse_to_list(locked)
     with pytest.raises(
         ScenarioError, match=r"prompts: folder cannot be listed \(Permission denied\)"
     ):
