@@ -131,7 +131,12 @@ def test_a_good_file(tmp_path):
             lambda t: t.replace("standard library: textwrap.py", "the web"),
             r"prompt 2 .*source must",
         ),
-        (lambda t: t.replace('text = "abc"', 'text = "  "'), r"prompt 1 \('one'\): 'text' must be"),
+        (
+            lambda t: t.replace('text = "abc"', 'text = "  "'),
+            r"prompt 1 \('one'\): 'text' holds only white space; give it some text",
+        ),
+        (lambda t: t.replace('text = "abc"', 'text = ""'), r"'text' is empty; give it some text"),
+        (lambda t: t.replace('text = "abc"', "text = 3"), r"'text' must be a string, got int"),
         (lambda t: t.replace('text = "abc"\n', ""), r"prompt 1 \('one'\): missing 'text'"),
         (
             lambda t: t.replace("max_new_tokens = 8", "max_new_tokens = 0"),
@@ -141,7 +146,10 @@ def test_a_good_file(tmp_path):
         (lambda t: t.replace("max_new_tokens = 4", "mood = 4"), r"prompt 2: unknown key 'mood'"),
         (lambda t: t.split('[[prompts]]\nid = "two"')[0], r"bad.toml: needs at least 2"),
         (lambda t: t.replace('name = "tiny"', "name = "), r"bad.toml: not valid TOML"),
-        (lambda t: t.replace('description = "two prompts"', "description = 5"), r"'description'"),
+        (
+            lambda t: t.replace('description = "two prompts"', "description = 5"),
+            r"'description' must be a string, got int",
+        ),
     ],
 )
 def test_bad_files_name_the_file_and_the_problem(tmp_path, change, message):

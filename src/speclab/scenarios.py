@@ -74,8 +74,11 @@ def _string(table: dict, key: str, where: str) -> str:
     if key not in table:
         raise ScenarioError(f"{where}: missing {key!r}")
     value = table[key]
-    if not isinstance(value, str) or not value.strip():
-        raise ScenarioError(f"{where}: {key!r} must be a non-empty string")
+    if not isinstance(value, str):
+        raise ScenarioError(f"{where}: {key!r} must be a string, got {type(value).__name__}")
+    if not value.strip():  # a benchmark prompt of spaces would time nothing a lesson shows
+        what = "is empty" if not value else "holds only white space"
+        raise ScenarioError(f"{where}: {key!r} {what}; give it some text")
     return value
 
 
