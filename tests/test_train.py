@@ -292,6 +292,9 @@ CONTENT_DAMAGE = {
     "negative step": lambda a, r: r.update(step=-5),
     "an average without a count": lambda a, r: a.update({"avg/wte": a["param/wte"] * 1.0}),
     "a count without an average": lambda a, r: r["log"].update(average={"count": 2}),
+    # the first step's update would be NaN: reported as a run that diverged, "lower lr"
+    "NaN in AdamW's state": lambda a, r: a.update({"m/wte": a["m/wte"] * np.nan}),
+    "a negative variance": lambda a, r: a.update({"v/wte": a["v/wte"] - 1.0}),
 }
 
 

@@ -120,6 +120,11 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
                         raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
                     if part[kind][name].dtype != value.dtype:
                         raise ValueError(f"{kind}/{name} has dtype {part[kind][name].dtype}")
+                    # else the first step's update is NaN, reported as a run that diverged
+                    if not np.isfinite(part[kind][name]).all():
+                        raise ValueError(f"{kind}/{name} holds NaN or infinity")
+                if (part["v"][name] < 0).any():  # a mean of squares
+                    raise ValueError(f"v/{name} holds a negative variance")
             count = log.get("average", {}).get("count", 0)
             if (
                 bool(part["avg"]) != bool(count)
