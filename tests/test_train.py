@@ -130,7 +130,7 @@ def test_resume_with_another_recipe_is_a_clear_error(tmp_path):
         text=True,
     )
     assert result.returncode == 1
-    assert "another recipe" in result.stderr and "Traceback" not in result.stderr
+    assert "made with the smoke recipe" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_rows_start_short_then_fill_the_context():
@@ -1238,12 +1238,24 @@ def test_the_advice_to_go_on_after_a_stop_is_a_command_that_goes_on(tmp_path):
 
     run = ["smoke", "--smoke", "--run-dir", tmp_path / "c"]
     assert run_train(*run, "--set", "lr=1e-3", "--stop-at", "2").returncode == 0
-    forgot = run_train(*run)
-    assert forgot.returncode == 1 and "lr 0.001 there, 0.003 here" in forgot.stderr
+    forgot = run_train(*run, "--set", "lr=2e-3")  # another value than the run's
+    assert forgot.returncode == 1 and "lr 0.001 there, 0.002 here" in forgot.stderr
     assert "delete" not in forgot.stderr
-    flags = forgot.stderr.split("add ", 1)[1].split(" to the command")[0].split()
+    flags = forgot.stderr.split("give the command with ", 1)[1].split(" (in place of")[0].split()
     assert flags == ["--set", "lr=0.001"]
-    resumed = run_train(*run, *flags)
+    resumed = run_train(*run, *flags)  # in place of the --set lr the command had
+    assert resumed.returncode == 0 and "smoke: 6 steps" in resumed.stdout, resumed.stderr
+
+    # the other way round: a run of the recipe as it is, resumed with a --set it did not
+    # have, or with another recipe's name, is told the recipe's name ("add --set lr=0.003"
+    # clashed with the command's own --set lr)
+    plain = ["--smoke", "--run-dir", tmp_path / "d"]
+    assert run_train("smoke", *plain, "--stop-at", "2").returncode == 0
+    for wrong in (["smoke", *plain, "--set", "lr=1e-3"], ["draft", *plain[1:]]):
+        told = run_train(*wrong)
+        assert told.returncode == 1 and "made with the smoke recipe" in told.stderr, told.stderr
+        assert "give `speclab train smoke` with the same --run-dir" in told.stderr
+    resumed = run_train("smoke", *plain)
     assert resumed.returncode == 0 and "smoke: 6 steps" in resumed.stdout, resumed.stderr
 
 

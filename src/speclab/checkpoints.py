@@ -266,13 +266,24 @@ def scale_attention(params, n_head: int, scales: dict[tuple[int, int], float]) -
 
 
 def _mismatch(path: Path, saved: dict, wanted: dict, changed: list[str], advice: str | None) -> str:
-    """The message for a checkpoint made with another recipe: each field's two values, and
-    (advice None: a run to resume) the --set flags that go on with it as it was made."""
-    values = ", ".join(f"{k} {saved[k]!r} there, {wanted.get(k)!r} here" for k in changed)
+    """The message for a checkpoint made with another recipe, and (advice None: a run to
+    resume) how to go on with it as it was made: with the recipe it was made with, when that
+    is one of speclab's own, else with the --set values that make it (each field's two
+    values are given)."""
+    from speclab.recipe import RECIPES
+
+    named = [name for name, recipe in RECIPES.items()
+             if asdict(recipe) | {"steps": saved["steps"]} == saved]  # fmt: skip
+    if advice is None and named:  # e.g. `speclab train draft` in a smoke run's folder
+        differ = "differs" if len(changed) == 1 else "differ"
+        return (f"{path} was made with the {named[0]} recipe ({', '.join(changed)} {differ} "
+                f"in this command's); to go on with it, give `speclab train {named[0]}` with the same "
+                "--run-dir; to train this recipe instead, give another --run-dir")  # fmt: skip
+    values = "; ".join(f"{k} {saved[k]!r} there, {wanted.get(k)!r} here" for k in changed)
     if advice is None:
         flags = " ".join(f"--set {k}={saved[k]!r}" for k in changed if k in wanted)
-        advice = (f"to go on with it, add {flags} to the command; to train this recipe "
-                  "instead, give another --run-dir")  # fmt: skip
+        advice = (f"to go on with it, give the command with {flags} (in place of any --set of "
+                  "the same fields in it); to train this recipe instead, give another --run-dir")  # fmt: skip
     return f"{path} was made with another recipe ({values or 'its fields differ'}); {advice}"
 
 
