@@ -333,6 +333,14 @@ def test_full_width_letters_are_named_with_the_capitals_meant(tmp_path, lang):
     if lang != "en":
         assert not set(errors) & set(english)  # translated, not left in English
     assert verify_on_path("", "ABX").output == "ABC"  # the example given is a valid guess
+    # where capitals cannot fix everything, no example: it would still be refused
+    path = write(
+        tmp_path, "h.csv", "prefix,guess,expected_output\n,ABX,ＡＢ Ｃ\n,ABX,ａ?\n,ＡＢ?,\n"
+    )
+    errors = check_guesses(path)["error"].tolist()
+    assert errors[0] == "expected_output 'ＡＢ Ｃ' has ' ': only capital letters A-Z are allowed"
+    assert errors[1] == "expected_output 'ａ?' has '?': only capital letters A-Z are allowed"
+    assert errors[2] == "guess 'ＡＢ?' has '?' at position 3: only capital letters A-Z are allowed"
 
 
 @pytest.mark.parametrize(("name", "content", "phrase"), FILE_ERRORS)

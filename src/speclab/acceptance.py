@@ -88,7 +88,9 @@ def shown_text(text: str) -> str:
 
 def as_capitals(text: str) -> str:
     """text as the capitals a student meant: lower-case and full-width letters (a Chinese
-    input method's ＡＢＸ, NFKC) made plain capitals; anything else is left as it is."""
+    input method's ＡＢＸ) made plain capitals, by NFKC and upper-casing; other
+    compatibility forms change too (１ to 1, an ideographic space to a space), so use it only
+    where every character is a letter (first_non_capital says which are)."""
     return unicodedata.normalize("NFKC", text).upper()
 
 

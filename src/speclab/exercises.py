@@ -26,7 +26,7 @@ through the one catalogue of `speclab.i18n`. The column headers are the English 
 lessons' tables (前缀, 猜测, 预期输出; پیشوند قبلی, حدس, خروجی مورد انتظار) are accepted too.
 Row numbers and cells stay as the spreadsheet shows them (Latin digits). Persian or
 Arabic-Indic digits in a cell and a Persian comma (،) as a separator get their own message,
-as does a Chinese input method's full-width comma (，). A column named like the expected
+as does a Chinese input method's full-width comma (，) and its full-width letters (ＡＢＸ). A column named like the expected
 output but not as it ('expected', 'output', 'expected_outptu') is an error: unread, the
 student's predictions would go unchecked without a word.
 
@@ -320,7 +320,8 @@ def _check_row(prefix: str, guess: str, expected: str, path_symbols: str) -> dic
         return result
     result.update(accepted=verdict.accepted, added=verdict.added, output=verdict.output)
     if expected:
-        bad = next((char for char in expected if char not in CAPITALS), None)
+        # the first character capitals cannot fix comes first: an example must be valid
+        bad = (first_non_capital(expected) or (0, None))[1]
         if bad is None:
             result["matches"] = expected == verdict.output
         elif is_full_width(bad):
