@@ -74,7 +74,8 @@ def shown(text: str) -> str:
     Kept as they are: the zero-width non-joiner and joiner, which Persian writes inside words
     (a file named دانش‌آموز.csv was listed as دانش\u200cآموز). A byte of a file name that is
     not UTF-8 (which Python holds as a surrogate, U+DC80-U+DCFF) is shown as that byte,
-    \\xe9 in caf\\xe9.csv, as `ls -b` and a shell's $'...' write it.
+    \\xe9 in caf\\xe9.csv, as a shell's $'...' writes it (so the name can be typed back);
+    the C1 controls U+0080-U+009F read the same (\\x85), and are as rare in a file name.
     """
     if text.isprintable():
         return text
