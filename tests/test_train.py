@@ -295,6 +295,8 @@ CONTENT_DAMAGE = {
     # the first step's update would be NaN: reported as a run that diverged, "lower lr"
     "NaN in AdamW's state": lambda a, r: a.update({"m/wte": a["m/wte"] * np.nan}),
     "a negative variance": lambda a, r: a.update({"v/wte": a["v/wte"] - 1.0}),
+    "running means not a dict": lambda a, r: r["log"].update(running=None),
+    "a running mean a string": lambda a, r: r["log"].update(running={"train_loss_ema": "x"}),
 }
 
 

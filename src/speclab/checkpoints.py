@@ -108,6 +108,11 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
             if not (isinstance(log.get("history"), list) and isinstance(log.get("seconds"), (int, float))
                     and all(isinstance(entry, dict) for entry in log["history"])):  # fmt: skip
                 raise ValueError("its training log is not a log (history, seconds)")
+            running = log.get("running", {})  # the running means a resumed run goes on with
+            if not (isinstance(running, dict) and all(
+                    value is None or type(value) in (int, float) and math.isfinite(value)
+                    for value in running.values())):  # fmt: skip
+                raise ValueError("its running means are not numbers")
             check_params(part["param"], cfg.model_config)
             params = unflatten(part["param"], cfg.n_layer)
             flat = flatten(params)
