@@ -117,24 +117,24 @@ def main():
         copy = copy_score(model.params, config, functions)
         shares = np.divide(copy["bytes_copied"], copy["bytes_to_copy"])
         if len(shares):
-            fit = (f" of the {len(functions)}: the others do not fit a context of {config.n_ctx}"
-                   if len(shares) < len(functions) else "")  # fmt: skip
+            if len(shares) < len(functions):
+                print(f"   (only {len(shares)} of the copy test's {len(functions)} functions fit a "
+                      f"context of {config.n_ctx}: the lines below are of those)")  # fmt: skip
             print(
-                f"   copy test ({len(shares)} held-out functions{fit}, prompt = function + blank line + "
+                f"   copy test ({len(shares)} held-out functions, prompt = function + blank line + "
                 f"its first line): bytes reproduced before the first mistake "
                 f"{copy['bytes_copied']} of {copy['bytes_to_copy']}; whole functions copied: "
                 f"{copy['functions_copied_whole']}; median share reproduced {np.median(shares):.0%}"
             )
             wide = copy_score(model.params, config, all_functions)
             shares = np.divide(wide["bytes_copied"], wide["bytes_to_copy"])
-            which = f"all {len(all_functions)} held-out functions of 120-400 bytes"
+            which = f"all {len(all_functions)} held-out functions of 120-400 bytes (the "
+            which += f"{len(functions)} are spread over them)"
             if len(shares) < len(all_functions):
-                which = (
-                    f"the {len(shares)} of the {which.removeprefix('all ')} that fit its context"
-                )
+                which = (f"the {len(shares)} of the {len(all_functions)} held-out functions of "
+                         "120-400 bytes that fit its context")  # fmt: skip
             print(
-                f"   the same on {which} (the "
-                f"{len(functions)} are spread over them): median share reproduced "
+                f"   the same on {which}: median share reproduced "
                 f"{np.median(shares):.0%}, whole functions copied: {wide['functions_copied_whole']}"
             )
         else:
