@@ -93,7 +93,10 @@ def test_cli_bench_decode_is_the_default(capsys, tmp_path):
     # the decode benchmark itself is tested in test_bench_decode.py
     missing = ["--weights", str(tmp_path / "none.npz"), "--out", str(tmp_path)]
     assert main(["bench", *missing]) == 1
-    assert "speclab bench decode: no weights file" in capsys.readouterr().err
+    assert (
+        "speclab bench decode: the target model (--weights): no weights file"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize(
@@ -321,3 +324,15 @@ def test_ctrl_c_says_whether_anything_was_saved(tmp_path, monkeypatch, capsys, s
     else:
         assert f"nothing saved, the reports in {out} are as they were" in err
     assert earlier.read_bytes() == (data_dir() / "bench" / "forward.json").read_bytes()
+
+
+def test_ctrl_c_into_a_new_out_folder_speaks_of_no_earlier_reports(tmp_path, monkeypatch, capsys):
+    def stopped(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "run_forward", stopped)
+    out = tmp_path / "new"
+    assert main(["bench", "forward", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err == "speclab bench forward: stopped before the end: nothing saved\ninterrupted\n"
+    assert not out.exists()  # the folder the run made is gone again

@@ -556,3 +556,12 @@ def test_a_refused_model_file_is_named_with_its_role_and_whole_path(tmp_path, ca
                    str(draft), "--out", str(tmp_path / "out")])  # fmt: skip
     err = capsys.readouterr().err
     assert status == 1 and f"the draft model (--draft-weights): {draft} is not" in err
+    missing = tmp_path / "C" / "target.npz"  # a file that is not there: named the same way
+    status = main(["demo", "--example", "repeat", "--max-new-tokens", "2", "--drafter", "model",
+                   "--draft", str(missing)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and f"the draft model (--draft): no weights file at {missing}" in err
+    status = main(["bench", "decode", "--quick", "--drafter", "model", "--draft-weights",
+                   str(missing), "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and f"the draft model (--draft-weights): no weights file at {missing}" in err

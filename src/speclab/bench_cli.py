@@ -140,7 +140,9 @@ def run(args) -> int:
         return 1
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: say what became of the measurements
         out = args.out or bench_dir()
-        if _reports_in(out) == before:
+        if _reports_in(out) == before and (made is not None or not before):
+            said = "stopped before the end: nothing saved"  # (a folder it made goes, below)
+        elif _reports_in(out) == before:
             said = f"stopped before the end: nothing saved, the reports in {out} are as they were"
         else:
             said = f"stopped after its report was saved in {out}"
@@ -189,6 +191,8 @@ def _load_model(path, dtype, which: str):
     of them the draft, read alike."""
     try:
         return load(path, dtype=dtype)
+    except FileNotFoundError as error:
+        raise FileNotFoundError(f"the {which}: {error}") from None
     except ValueError as error:
         raise ValueError(f"the {which}: {error}") from None
 

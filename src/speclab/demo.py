@@ -275,8 +275,9 @@ def _load(path, default_loader, what: str):
             return load(path, **({"dtype": DRAFT_DTYPE} if what == "draft" else {}))
         return default_loader()
     except FileNotFoundError as error:
-        hint = "" if path is not None else f" (train it: speclab train {what})"
-        raise DemoError(f"{error}{hint}", status=1) from None
+        if path is not None:  # named with its role, as a refused file is (below)
+            raise DemoError(f"the {what} model (--{what}): {error}", status=1) from None
+        raise DemoError(f"{error} (train it: speclab train {what})", status=1) from None
     except ValueError as error:  # named with its role: a draft and a target may share a name
         raise DemoError(f"the {what} model (--{what}): {error}", status=1) from None
 
