@@ -636,6 +636,7 @@ def test_persian_notebooks_show_their_persian_tables_right_to_left():
     html = TableBlock(frame, "fa")._repr_html_()
     assert html == f'<div lang="fa" dir="rtl">{frame.to_html()}</div>'
     assert TableBlock(frame, "fa").frame is frame
+    assert repr(TableBlock(frame, "fa")) == repr(frame)  # a text-only front end shows the table
     with pytest.raises(ValueError, match="no such language: 'xx'"):
         TableBlock(frame, "xx")
     shown = 0

@@ -215,6 +215,9 @@ class TableBlock:
     def _repr_html_(self) -> str:  # what a notebook shows
         return f'<div lang="{self.lang}" dir="{DIRECTION[self.lang]}">{self.frame.to_html()}</div>'
 
+    def __repr__(self) -> str:  # a text-only front end (a terminal, nbconvert to text)
+        return repr(self.frame)
+
 
 def speaker(lang: str):
     """say(markdown): show Markdown in a notebook as a block in lang's language and direction.
