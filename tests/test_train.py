@@ -960,6 +960,38 @@ def test_ctrl_c_saves_the_step_it_came_in_and_the_run_resumes_as_if_never_stoppe
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="os.kill(SIGINT) ends the process on Windows")
+def test_ctrl_c_in_a_run_started_from_another_says_to_go_on_without_init_from(
+    tmp_path, monkeypatch, capsys
+):
+    """The stop's own line named "the same command", which the run folder's new checkpoint
+    then refuses with --init-from in it."""
+    import signal
+
+    import speclab.train as train_module
+
+    cfg = RECIPES["smoke"]
+    train_module.train(cfg, tmp_path / "first", progress=False, stop_at=2)
+    real, calls = train_module.loss_and_grads, []
+
+    def ctrl_c_in_the_first_step(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_first_step)
+    with pytest.raises(KeyboardInterrupt):
+        train_module.train(cfg, tmp_path / "b", progress=False,
+                           init_from=tmp_path / "first" / "checkpoint.npz")  # fmt: skip
+    err = capsys.readouterr().err
+    assert "stopped: step 3 saved in" in err
+    assert "the same command without --init-from goes on from there" in err
+    monkeypatch.setattr(train_module, "loss_and_grads", real)
+    log = train_module.train(cfg, tmp_path / "b", progress=False)  # as advised: it goes on
+    assert log["history"][-1]["step"] == cfg.steps
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="os.kill(SIGINT) ends the process on Windows")
 def test_ctrl_c_in_the_last_step_ends_the_run_as_planned(tmp_path, monkeypatch, capsys):
     """Nothing is left to stop after the last step: the run ends normally, its weights
     exported, instead of reporting an interruption that a rerun would call nothing to do."""
