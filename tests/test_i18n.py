@@ -551,6 +551,10 @@ def test_translated_notebooks_speak_their_language(lang):
             assert "lang=LANG" in arguments, (path.name, function)
         for call in re.findall(r"check_guesses\([^)]*\)|check-guesses\"[^]]*\]", code):
             assert "LANG" in call, (path.name, call)
+        script = "[\u0600-\u06ff]" if lang == "fa" else "[\u4e00-\u9fff]"
+        for node in ast.walk(ast.parse(code)):  # what a student who edits a value is told
+            if isinstance(node, ast.Assert) and node.msg is not None:
+                assert re.search(script, ast.unparse(node.msg)), (path.name, ast.unparse(node))
         for cell in cells(path):
             text = "".join(cell["source"])
             if cell["cell_type"] == "markdown" and lang == "fa":
