@@ -112,6 +112,32 @@ def test_drafter_game_keeps_a_right_guess_and_scores_it_beside_lookup(models):
     assert game.guess.value == ""  # cleared for the next guess
 
 
+def test_drafter_game_colours_the_targets_tokens_as_lesson_05s_runs_do(models):
+    """Its text showed every token of the target in one blue, which lesson 05's runs keep for
+    a bonus token (a correction is vermillion there): the same roles, the same styles."""
+    import html
+
+    from speclab.render import HTML_STYLES
+
+    target, _ = models
+    game = DrafterGame(target, PROMPTS, prompt="text", max_new_tokens=20)
+    greedy = greedy_decode(target, encode(PROMPTS["text"]), 20).tokens
+    wrong = greedy[4] + 1 if greedy[4] < 127 else greedy[4] - 1  # not greedy's 5th byte
+
+    def styled(role, token):
+        piece = html.escape(bytes([token]).decode("utf-8", "replace"))
+        return f"<span style='{HTML_STYLES[role]}'>{piece}</span>"
+
+    right = game.submit(bytes(greedy[:2]).decode("latin-1"))  # both kept: a bonus token
+    assert styled("bonus", right.appended) in game.text.value
+    game.submit(bytes([greedy[3], wrong]).decode("latin-1"))  # the second byte rejected
+    assert styled("correction", game.game.result.rounds[-1].appended) in game.text.value
+    plain = game.submit("")
+    assert styled("plain", plain.appended) in game.text.value
+    assert "the target's byte where it rejected yours" in game.text.value  # the legend
+    assert "#0072B2;color:white" not in game.text.value  # the old one-blue
+
+
 def test_drafter_game_races_lookup_at_the_students_longest_guess(models):
     """Pasting a long guess must not beat lookup held to 4 drafts: lookup gets the same k."""
     target, _ = models

@@ -136,12 +136,28 @@ def _visible(data: bytes) -> str:
     return text.replace(" ", "\u2423").replace("\n", "\u21b5")
 
 
+GAME_ROLES = {  # the roles of speclab.render.ROLE_MEANING, said to the one who drafts
+    "accepted": "your bytes the target kept",
+    "correction": "the target's byte where it rejected yours",
+    "bonus": "the target's bonus byte after all of yours were kept",
+    "plain": "the target's byte in a round you did not guess",
+}
+
+
+def _role(round_) -> str:
+    """The role of the target's own token in a round, as speclab.render names it."""
+    if not round_.drafted:
+        return "plain"
+    return "bonus" if round_.accepted == len(round_.drafted) else "correction"
+
+
 class DrafterGame(Shown):
     """Lesson 05: you are the drafter. Type your guess of the next characters and press
     "check": the target verifies the whole guess in ONE forward (speclab.decoding.GuessVerifier).
 
-    Shown: the text so far, your guessed bytes that the target kept in green and the
-    target's own tokens in blue (`.text`); the last round byte by byte, ticks up to the
+    Shown: the text so far, your guessed bytes that the target kept and the target's own
+    tokens in the roles and colours of lesson 05's runs (speclab.render: accepted,
+    correction, bonus, plain; `.text`); the last round byte by byte, ticks up to the
     first mismatch, a cross there, and the token the target wrote instead (`.last`); your
     tokens per target forward beside prompt lookup's on the same text, allowed your longest
     guess as its k (`.score`).
@@ -213,9 +229,11 @@ class DrafterGame(Shown):
             )  # fmt: skip
         if any(byte >= 0x80 for byte in typed):
             notes.append("Counts are bytes (the model's tokens): é is 2 bytes, most emoji 4.")
+        from speclab.render import HTML_STYLES
+
         self.last.value = (
             f"<p style='font-family:monospace;font-size:1.2em'>{' '.join(marks)}</p>"
-            f"<p>{kept}the target wrote <b style='color:#0072B2'>{own}</b>: "
+            f"<p>{kept}the target wrote <b style='{HTML_STYLES[_role(round_)]}'>{own}</b>: "
             f"{n_new} new token{'s' * (n_new != 1)} from one forward.</p>"
             + "".join(f"<p><i>{note}</i></p>" for note in notes)
         )
@@ -241,18 +259,21 @@ class DrafterGame(Shown):
         return self._lookup_runs[key]
 
     def _show(self) -> None:
+        from speclab.render import HTML_STYLES
+
         result = self.game.result
         pieces = [f"<span style='color:#666'>{html.escape(bytes(result.prompt_tokens).decode('utf-8', 'replace'))}</span>"]  # fmt: skip
-        for round_ in result.rounds:
+        for round_ in result.rounds:  # the roles and colours of speclab.render, as lesson 05's runs
             yours = bytes(round_.drafted[: round_.accepted]).decode("utf-8", "replace")
             own = bytes([round_.appended]).decode("utf-8", "replace")
-            pieces.append(
-                f"<span style='background:#009E73;color:white'>{html.escape(yours)}</span>"
-            )
-            pieces.append(f"<span style='background:#0072B2;color:white'>{html.escape(own)}</span>")
+            pieces.append(f"<span style='{HTML_STYLES['accepted']}'>{html.escape(yours)}</span>")
+            pieces.append(f"<span style='{HTML_STYLES[_role(round_)]}'>{html.escape(own)}</span>")
+        legend = "; ".join(
+            f"<span style='{HTML_STYLES[role]}'>{words}</span>"
+            for role, words in GAME_ROLES.items()
+        )
         self.text.value = (
-            "<p>green: your bytes the target kept; blue: the target's own tokens</p>"
-            f"<pre style='white-space:pre-wrap'>{''.join(pieces)}</pre>"
+            f"<p>{legend}</p><pre style='white-space:pre-wrap'>{''.join(pieces)}</pre>"
         )
         if not result.rounds:
             self.score.value = ""
