@@ -280,6 +280,8 @@ GLOSSARY_TERMS = [
     "drafter",
     "target model",
     "verify",
+    "verify cost",
+    "correction",
     "accept",
     "reject",
     "rollback",

@@ -181,6 +181,9 @@ def test_boundary_explorer_verdicts_follow_the_sliders():
     assert "loses" in explorer.text.value and explorer.picture.value[:4] == b"\x89PNG"
     explorer.verify.value = 0.2
     assert explorer.break_even()[1] > high
+    # the handout's exercises give the verify forward's whole cost r; the slider is v per
+    # drafted position, so the text says what r they make: 1 + 4 * 0.2
+    assert "verify cost r = 1 + k\u00b7v = 1.80 plain steps" in explorer.text.value
 
 
 def test_boundary_explorer_words_no_data_and_break_even():

@@ -118,7 +118,7 @@ class BoundaryExplorer(Shown):
         self.c = widgets.FloatSlider(value=c, min=0.0, max=1.0, step=0.01,
                                      description="c (draft cost)")  # fmt: skip
         self.verify = widgets.FloatSlider(value=verify_per_position, min=0.0, max=0.5, step=0.01,
-                                          description="verify/extra")  # fmt: skip
+                                          description="v (verify)")  # fmt: skip
         self.text = widgets.HTML()
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None
@@ -156,8 +156,10 @@ class BoundaryExplorer(Shown):
             f"{name}: {'loses' if never[1] else _verdict(alpha, with_verify)}"
             for name, alpha in self.scenario_alphas.items()
         )
+        r = 1.0 + self.verify.value * self.k.value  # the verify forward, in plain steps
         self.text.value = (
-            "<p style='font-size:1.2em'>break-even \u03b1: "
+            f"<p>verify cost r = 1 + k\u00b7v = {r:.2f} plain steps (v: its extra cost per "
+            "drafted position)</p><p style='font-size:1.2em'>break-even \u03b1: "
             f"<b>{shown[0]}</b> (Leviathan) &nbsp;|&nbsp; <b>{shown[1]}</b> "
             f"(with the verify cost)" + (f"<br>predicted: {html.escape(verdicts)}" if verdicts else "")
             + ("<br>a round costs more than the k + 1 tokens it can give" if never[1] else "")
