@@ -145,6 +145,12 @@ def test_adaptive_trace_figure(report):
     assert labels[-1] == "drafted, not accepted"  # the white part of a bar, whatever the mode
     assert {label.split(" (")[0] for label in labels[:-1]} == modes
     fig.canvas.draw()
+    # every round shows its mode's colour, a round that kept no draft too (a sliver): the
+    # warm-up that accepted nothing was a white outline, read as "drafted, not accepted"
+    none_kept = [{"mode": "warm-up", "k": 3, "drafted": 3, "accepted": 0}]
+    fig = figures.adaptive_trace_figure(none_kept)
+    filled = [p for p in fig.axes[0].patches if p.get_facecolor()[3] > 0]  # not the outline
+    assert len(filled) == 1 and 0 < filled[0].get_height() < 0.5
 
 
 def test_boundary_figure_crosses_one_at_break_even():

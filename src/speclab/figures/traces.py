@@ -200,8 +200,8 @@ def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
 
     trace: dicts with "mode", "k", "drafted" and "accepted" (speclab.adaptive.Decision).
     Bar height: the k asked for (outlined), filled up to the drafts accepted, so the white
-    part of a bar is drafts the target rejected; "off" rounds are plain steps (a short dark
-    bar), probes are hatched.
+    part of a bar is drafts the target rejected, and a round that kept none shows its mode in
+    a sliver at the bottom; "off" rounds are plain steps (a short dark bar), probes are hatched.
     """
     with matplotlib.rc_context(PROJECTOR):
         fig, ax = plt.subplots(figsize=(14, 4.4), layout="constrained")
@@ -213,7 +213,9 @@ def adaptive_trace_figure(trace: Sequence[dict], title: str = "") -> Figure:
             asked = np.array([max(trace[i]["k"], 0.15) for i in mine])
             ax.bar(x[mine], asked, 0.8, facecolor="none", edgecolor="black", lw=1)
             kept = np.array([max(trace[i]["accepted"], 0) for i in mine], dtype=np.float64)
-            kept = np.where(asked < 0.5, 0.15, kept)  # plain steps: a visible sliver
+            # at least a sliver in the mode's colour: a plain step, or a round that kept none
+            # of its drafts (a warm-up read as "drafted, not accepted" alone)
+            kept = np.maximum(kept, 0.15)
             ax.bar(x[mine], kept, 0.8, color=colour, hatch=hatch, edgecolor="black",
                    label=f"{mode} ({len(mine)})")  # fmt: skip
         rejected = Patch(facecolor="white", edgecolor="black", label="drafted, not accepted")
