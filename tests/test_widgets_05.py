@@ -223,3 +223,19 @@ def test_drafter_game_cuts_a_one_byte_guess_in_the_singular(models):
     game.submit("")  # one token left: a guess has no room
     game.submit("x")
     assert "cut to its first 0 of 1 byte:" in game.last.value
+
+
+def test_drafter_game_shows_white_space_it_marks_and_no_empty_marks():
+    """A guessed line break, kept, and the target's own line break were bare newlines inside
+    coloured spans, so nothing showed; lesson 05's runs show them as ↵ (speclab.render). A
+    round that kept none of the guess left an empty span."""
+    from speclab.render import HTML_STYLES, VISIBLE
+    from speclab.weights import load_target
+
+    game = DrafterGame(load_target(), {"f": "def f(x):\n    return x\n"}, max_new_tokens=8)
+    kept = game.submit("\n")  # the shipped target writes a blank line next: kept, bonus "\n"
+    assert kept.accepted == 1 and kept.appended == ord("\n")
+    assert f"<span style='{HTML_STYLES['accepted']}'>{VISIBLE[chr(10)]}</span>" in game.text.value
+    assert f"<span style='{HTML_STYLES['bonus']}'>{VISIBLE[chr(10)]}</span>" in game.text.value
+    game.submit("zz")  # rejected at once: nothing of it kept
+    assert "'></span>" not in game.text.value

@@ -259,15 +259,19 @@ class DrafterGame(Shown):
         return self._lookup_runs[key]
 
     def _show(self) -> None:
-        from speclab.render import HTML_STYLES
+        from speclab.render import HTML_STYLES, visible
 
         result = self.game.result
         pieces = [f"<span style='color:#666'>{html.escape(bytes(result.prompt_tokens).decode('utf-8', 'replace'))}</span>"]  # fmt: skip
         for round_ in result.rounds:  # the roles and colours of speclab.render, as lesson 05's runs
             yours = bytes(round_.drafted[: round_.accepted]).decode("utf-8", "replace")
             own = bytes([round_.appended]).decode("utf-8", "replace")
-            pieces.append(f"<span style='{HTML_STYLES['accepted']}'>{html.escape(yours)}</span>")
-            pieces.append(f"<span style='{HTML_STYLES[_role(round_)]}'>{html.escape(own)}</span>")
+            role = _role(round_)  # a marked run of only white space is shown (↵, ·), as render does
+            if yours:
+                shown = html.escape(visible(yours, "accepted"))
+                pieces.append(f"<span style='{HTML_STYLES['accepted']}'>{shown}</span>")
+            shown = html.escape(visible(own, role))
+            pieces.append(f"<span style='{HTML_STYLES[role]}'>{shown}</span>")
         legend = "; ".join(
             f"<span style='{HTML_STYLES[role]}'>{words}</span>"
             for role, words in GAME_ROLES.items()
