@@ -7,6 +7,7 @@ Each notebook's code cells run in one namespace, `display` captured after the fi
 """
 
 import json
+import re
 
 import pytest
 
@@ -266,16 +267,21 @@ SETTINGS = 'prompt_name, k, max_new_tokens = "code-edit", 4, 120'
     ("settings", "message"),
     [
         ('"code_edit", 4, 120', "prompt_name 'code_edit': choose one of code-edit"),
-        ('"code-edit", 4, 10', "max_new_tokens 10: choose 32 or more"),
+        ('"code-edit", 4, 10', "max_new_tokens 10: choose a whole number, 32 or more"),
+        # these failed cells below, each with a cascade of NameErrors after it
+        ('"code-edit", 0, 120', "k 0: choose a whole number of drafts from 1 to 16"),
+        ('"code-edit", 4.0, 120', "k 4.0: choose a whole number"),
+        ('"code-edit", 4, 120.0', "max_new_tokens 120.0: choose a whole number"),
+        ('"code-edit", 4, 900', "max_new_tokens 900: the code-edit text leaves room for"),
     ],
 )
 def test_lesson_05_names_settings_its_tables_cannot_use(settings, message):
     """A typo in prompt_name was a KeyError and a cascade of NameErrors; max_new_tokens of 15
     or less, the slider's own range, ended in a KeyError in a table far below."""
     with pytest.raises(ValueError, match=message):
-        shown_markdown("05_speculative_decoding.ipynb", [1, 5],
+        shown_markdown("05_speculative_decoding.ipynb", [1, 2, 5],
                        {5: (SETTINGS, f"prompt_name, k, max_new_tokens = {settings}")})  # fmt: skip
-    assert shown_markdown("05_speculative_decoding.ipynb", [1, 5], {5: (SETTINGS, SETTINGS)})
+    assert shown_markdown("05_speculative_decoding.ipynb", [1, 2, 5], {5: (SETTINGS, SETTINGS)})
 
 
 def test_lesson_06_says_which_rows_of_the_quick_run_lost(monkeypatch):
@@ -308,3 +314,34 @@ def test_lesson_06_says_which_rows_of_the_quick_run_lost(monkeypatch):
         "Slower than greedy" in s
         for s in shown_markdown("06_benefit_boundary.ipynb", [1, 2, 5], {})
     )
+
+
+LESSON_04_SETTINGS = "k = 4  # drafts per round, as in lesson 03"
+
+
+@pytest.mark.parametrize("name", ["04_why_decoding_is_slow.ipynb", "04b_where_the_time_goes.ipynb"])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("k = 16", "k 16: choose a whole number of drafts from 1 to 15"),
+        ("k = 0", "k 0: choose a whole number"),
+        ("k = 4.0", "k 4.0: choose a whole number"),
+        ("n_past = -1", "n_past -1: choose a whole number from 0 to 1008"),
+        ("n_past = 1009", "n_past 1009: choose a whole number from 0 to 1008"),
+    ],
+)
+def test_lessons_04_name_settings_their_timings_cannot_use(name, line, message):
+    """k = 16 ended in a KeyError from the timing table and a cascade of NameErrors; k = 0
+    printed that speculation never loses; n_past = -1 failed inside the KV cache."""
+    edits = (
+        {2: (LESSON_04_SETTINGS, line)}
+        if line.startswith("k")
+        else {
+            2: (
+                "n_past = 256  # positions already in the KV cache (a prompt and some output)",
+                line,
+            )
+        }
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown(name, [1, 2], edits)
