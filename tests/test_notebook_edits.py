@@ -356,3 +356,24 @@ def test_lesson_05_calls_a_tie_a_tie():
                           {5: (SETTINGS, SETTINGS.replace("120", "32"))})  # fmt: skip
     sentence = next(s for s in said if s.startswith("Where at least half the output repeats"))
     assert "level on" in sentence, sentence
+
+
+@pytest.mark.parametrize(
+    ("cell", "old", "new", "message"),
+    [
+        (22, "temperatures = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0]",
+         "temperatures = [0.5, 1.0, 2.0]", "with 0 and 1 among them"),
+        (22, "temperatures = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0]",
+         "temperatures = [1.0, 0.0, 4.0]", "in order"),
+        (25, "k = 3\n", "k = 0\n", "k 0: choose a whole number of drafts from 1 to 16"),
+        (25, "]\nif isinstance(k", "]\nprompts = []\nif isinstance(k",
+         "prompts: give a list of one or more texts"),
+        (33, "= 1.0, 48, 7", "= 1.0, 1, 7", "n_new 1, repeats 7: choose whole numbers"),
+        (33, "= 1.0, 48, 7", "= 1.0, 48, 0", "repeats 3 or more"),
+    ],
+)  # fmt: skip
+def test_lesson_07_names_settings_its_cells_cannot_use(cell, old, new, message):
+    """Each ended in a bare AssertionError, a KeyError or a ZeroDivisionError cells below,
+    or a sentence such as 'In decoding, with k = 0: .'"""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown("07_speculative_sampling.ipynb", [1, cell], {cell: (old, new)})
