@@ -377,3 +377,32 @@ def test_lesson_07_names_settings_its_cells_cannot_use(cell, old, new, message):
     or a sentence such as 'In decoding, with k = 0: .'"""
     with pytest.raises(ValueError, match=re.escape(message)):
         shown_markdown("07_speculative_sampling.ipynb", [1, cell], {cell: (old, new)})
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("widths = (128, 256, 512, 768)", "widths = (768, 128)"), "in increasing order"),
+        (("widths = (128, 256, 512, 768)", "widths = (128,)"), "two or more widths"),
+        (("widths = (128, 256, 512, 768)", "widths = (100, 200)"), "each a multiple of 64"),
+        (("widths = (128, 256, 512, 768)", "widths = (128, 256)\nk, verify = 6, 7"),
+         "k = 6: the sweep times (1, 2, 3, 4, 5, 6, 8, 12, 16) new positions"),
+    ],
+)  # fmt: skip
+def test_lesson_04b_names_widths_its_sentences_cannot_compare(edit, message):
+    """(768, 128) printed 'the weights grow 0x', (128,) 'cheapest at 128 ... costliest at 128',
+    (100, 200) a head count the student never set, and k = 6 a KeyError after the sweep."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown("04b_where_the_time_goes.ipynb", [1, 2, 13], {13: edit})
+
+
+def test_lesson_03b_refuses_zero_steps_in_words():
+    """0 steps ended in a pandas KeyError ("None of ['step'] are in the columns")."""
+    cells = json.loads((NOTEBOOKS / "03b_what_a_language_model_does.ipynb").read_text("utf-8"))
+    code = [i for i, c in enumerate(cells["cells"][:8]) if c["cell_type"] == "code"]
+    edit = (
+        "steps = greedy_steps(target, encode(prompt), 8)",
+        "steps = greedy_steps(target, encode(prompt), 0)",
+    )
+    with pytest.raises(ValueError, match="0 new tokens: ask greedy_steps for 1 or more"):
+        shown_markdown("03b_what_a_language_model_does.ipynb", code, {7: edit})
