@@ -915,6 +915,25 @@ def test_agreement_is_the_share_of_positions_where_both_pick_the_same_byte():
     assert got == pytest.approx(np.mean(same))
 
 
+def ctrl_c_in_step(monkeypatch, step: int) -> tuple[list, object]:
+    """Send Ctrl-C (SIGINT) in the middle of training step `step` (from 1), inside its loss
+    computation; returns the calls counted and the real loss function, to put back."""
+    import signal
+
+    import speclab.train as train_module
+
+    real, calls = train_module.loss_and_grads, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == step:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "loss_and_grads", interrupted)
+    return calls, real
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="os.kill(SIGINT) ends the process on Windows")
 def test_ctrl_c_saves_the_step_it_came_in_and_the_run_resumes_as_if_never_stopped(
     tmp_path, monkeypatch
@@ -929,15 +948,7 @@ def test_ctrl_c_saves_the_step_it_came_in_and_the_run_resumes_as_if_never_stoppe
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     train_module.train(cfg, whole, out=tmp_path / "whole.npz", progress=False)
 
-    real, calls = train_module.loss_and_grads, []
-
-    def ctrl_c_in_the_second_step(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:  # in the middle of step 2, between validations (every 3 steps)
-            os.kill(os.getpid(), signal.SIGINT)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_second_step)
+    _, real = ctrl_c_in_step(monkeypatch, 2)  # between validations (every 3 steps)
     with pytest.raises(KeyboardInterrupt):
         train_module.train(cfg, cut, out=tmp_path / "cut.npz", progress=False)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
@@ -965,21 +976,12 @@ def test_ctrl_c_in_a_run_started_from_another_says_to_go_on_without_init_from(
 ):
     """The stop's own line named "the same command", which the run folder's new checkpoint
     then refuses with --init-from in it."""
-    import signal
 
     import speclab.train as train_module
 
     cfg = RECIPES["smoke"]
     train_module.train(cfg, tmp_path / "first", progress=False, stop_at=2)
-    real, calls = train_module.loss_and_grads, []
-
-    def ctrl_c_in_the_first_step(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-            os.kill(os.getpid(), signal.SIGINT)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_first_step)
+    _, real = ctrl_c_in_step(monkeypatch, 1)
     with pytest.raises(KeyboardInterrupt):
         train_module.train(cfg, tmp_path / "b", progress=False,
                            init_from=tmp_path / "first" / "checkpoint.npz")  # fmt: skip
@@ -995,21 +997,12 @@ def test_ctrl_c_in_a_run_started_from_another_says_to_go_on_without_init_from(
 def test_ctrl_c_in_the_last_step_ends_the_run_as_planned(tmp_path, monkeypatch, capsys):
     """Nothing is left to stop after the last step: the run ends normally, its weights
     exported, instead of reporting an interruption that a rerun would call nothing to do."""
-    import signal
 
     import speclab.train as train_module
 
     cfg = RECIPES["smoke"]
     train_module.train(cfg, tmp_path / "whole", out=tmp_path / "whole.npz", progress=False)
-    real, calls = train_module.loss_and_grads, []
-
-    def ctrl_c_in_the_last_step(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == cfg.steps:
-            os.kill(os.getpid(), signal.SIGINT)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_last_step)
+    calls, _ = ctrl_c_in_step(monkeypatch, cfg.steps)
     try:
         log = train_module.train(cfg, tmp_path / "cut", out=tmp_path / "cut.npz", progress=False)
     except KeyboardInterrupt:
@@ -1069,22 +1062,13 @@ def test_a_run_stopped_between_validations_then_ended_there_is_validated_and_exp
 ):
     """Ctrl-C at step 2 (validations every 3), then --stop-at 2: the weights of step 2 are
     exported with a validation, as an uninterrupted --stop-at 2 run exports them."""
-    import signal
 
     import speclab.train as train_module
 
     cfg = RECIPES["smoke"]
     train_module.train(cfg, tmp_path / "whole", out=tmp_path / "whole.npz", stop_at=2,
                        progress=False)  # fmt: skip
-    real, calls = train_module.loss_and_grads, []
-
-    def ctrl_c_in_the_second_step(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            os.kill(os.getpid(), signal.SIGINT)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(train_module, "loss_and_grads", ctrl_c_in_the_second_step)
+    _, real = ctrl_c_in_step(monkeypatch, 2)
     with pytest.raises(KeyboardInterrupt):
         train_module.train(cfg, tmp_path / "cut", out=tmp_path / "cut.npz", progress=False)
     assert not (tmp_path / "cut.npz").exists()  # no validation yet: nothing exported
