@@ -26,9 +26,10 @@ through the one catalogue of `speclab.i18n`. The column headers are the English 
 lessons' tables (前缀, 猜测, 预期输出; پیشوند قبلی, حدس, خروجی مورد انتظار) are accepted too.
 Row numbers and cells stay as the spreadsheet shows them (Latin digits). Persian or
 Arabic-Indic digits in a cell and a Persian comma (،) as a separator get their own message,
-as does a Chinese input method's full-width comma (，) and its full-width letters (ＡＢＸ). A column named like the expected
-output but not as it ('expected', 'output', 'expected_outptu') is an error: unread, the
-student's predictions would go unchecked without a word.
+as do a Chinese input method's full-width comma (，) and full-width letters (ＡＢＸ). A
+column named like the expected output but not as it ('expected', 'output',
+'expected_outptu') is an error: unread, the student's predictions would go unchecked
+without a word.
 
 Left out on purpose: silent fixes. A lower-case guess is an error with a hint, not
 upper-cased behind the student's back; a file separated by ، is not re-read with it.
