@@ -476,6 +476,29 @@ def test_quick_caps_the_new_tokens_without_raising_a_prompts_own_budget():
     assert Settings(max_new_tokens=6).new_tokens(128) == 6  # --max-new-tokens wins
 
 
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        ({"repeats": 0}, "repeats must be a whole number of at least 1, got 0"),
+        ({"repeats": 2.5}, "repeats must be a whole number"),
+        ({"repeats": True}, "repeats must be a whole number"),
+        ({"max_new_tokens": 0}, "max_new_tokens must be a whole number of at least 1 or None"),
+        ({"max_new_tokens": 48.0}, "max_new_tokens must be a whole number"),
+        ({"prompts_per_scenario": 0}, "prompts_per_scenario must be"),
+        ({"k_values": (4, 0)}, "k_values must be a whole number of at least 1, got 0"),
+        ({"warmup": -1}, "warmup must be a whole number of at least 0"),
+        ({"min_ngram": 4}, r"min_ngram \(4\) is above max_ngram \(3\)"),
+        ({"drafters": ("lookup", "modle")}, "drafters: 'modle' is not one of lookup, model"),
+    ],
+)
+def test_settings_name_a_bad_value_where_they_are_made(change, named):
+    """Lesson 06 builds its quick run as Settings(...) for a student to edit: repeats=0 ended
+    in a ZeroDivisionError; max_new_tokens=0 silently meant each prompt's whole budget."""
+    with pytest.raises(ValueError, match=named):
+        Settings(**change)
+    Settings(repeats=np.int64(2), max_new_tokens=None, k_values=(1, 2))  # numpy ints are whole
+
+
 def test_what_fits_is_what_will_run_not_each_prompts_own_budget(models, prompts):
     """n_ctx 48: "abcabcabcabcabc" (15) + its own budget of 40 does not fit, but with
     --max-new-tokens 6 the run fits and is made; without it, the error names the prompt."""

@@ -406,3 +406,18 @@ def test_lesson_03b_refuses_zero_steps_in_words():
     )
     with pytest.raises(ValueError, match="0 new tokens: ask greedy_steps for 1 or more"):
         shown_markdown("03b_what_a_language_model_does.ipynb", code, {7: edit})
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("repeats=3", "repeats=0"), "repeats must be a whole number of at least 1, got 0"),
+        (("repeats=3", "repeats=2.5"), "repeats must be a whole number of at least 1, got 2.5"),
+        (("max_new_tokens=48", "max_new_tokens=0"), "max_new_tokens must be a whole number"),
+    ],
+)
+def test_lesson_06_quick_run_names_a_setting_it_cannot_use(edit, message):
+    """repeats=0 ended in a ZeroDivisionError inside the benchmark; max_new_tokens=0 silently
+    decoded each prompt's whole budget, the slow run the quick one is there to avoid."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown("06_benefit_boundary.ipynb", [1, 2, 5], {5: edit})

@@ -60,6 +60,11 @@ DEFAULT_DRAFTER = "lookup"  # what `speclab demo` and the lessons use when none 
 COPY_GOAL = "copy-heavy lookup speedup at its best fixed k"
 
 
+def is_whole(value) -> bool:
+    """A whole number as a setting needs it: an int (numpy's too), not a bool or a float."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class Method:
     drafter: str | None  # None: plain greedy
@@ -91,6 +96,25 @@ class Settings:
     # BLAS threads while timing (None: the library's default). One: these models are tiny,
     # and a second thread only adds start-up cost, or worse, waits for a busy core.
     blas_threads: int | None = 1
+
+    def __post_init__(self):  # lesson 06 builds its quick run by hand: name a bad value here
+        whole = {"repeats": 1, "warmup": 0, "k_max": 1, "max_ngram": 1, "min_ngram": 1,
+                 "min_span": 1, "seed": 0}  # fmt: skip
+        optional = {"max_new_tokens": 1, "most_new_tokens": 1, "prompts_per_scenario": 1,
+                    "blas_threads": 1}  # fmt: skip
+        checks = [(name, getattr(self, name), least) for name, least in whole.items()]
+        checks += [(name, getattr(self, name), least) for name, least in optional.items()
+                   if getattr(self, name) is not None]  # fmt: skip
+        checks += [("k_values", k, 1) for k in self.k_values]
+        for name, value, least in checks:
+            if not is_whole(value) or value < least:
+                none = " or None" if name in optional else ""
+                raise ValueError(f"{name} must be a whole number of at least {least}{none}, "
+                                 f"got {value!r}")  # fmt: skip
+        if self.min_ngram > self.max_ngram:
+            raise ValueError(f"min_ngram ({self.min_ngram}) is above max_ngram ({self.max_ngram})")
+        if unknown := [d for d in self.drafters if d not in DRAFTERS]:
+            raise ValueError(f"drafters: {unknown[0]!r} is not one of {', '.join(DRAFTERS)}")
 
     def new_tokens(self, prompt_budget: int) -> int:
         """Tokens to generate for a prompt whose own budget is prompt_budget."""
