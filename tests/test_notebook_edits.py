@@ -421,3 +421,51 @@ def test_lesson_06_quick_run_names_a_setting_it_cannot_use(edit, message):
     decoded each prompt's whole budget, the slow run the quick one is there to avoid."""
     with pytest.raises(ValueError, match=re.escape(message)):
         shown_markdown("06_benefit_boundary.ipynb", [1, 2, 5], {5: edit})
+
+
+LESSON_07_PAIR = (
+    "p = np.array([0.4, 0.3, 0.2, 0.1])  # the target's distribution over four tokens\n"
+    "q = np.array([0.1, 0.5, 0.2, 0.2])"
+)
+LESSON_07_RULE_CELLS = [1, 2, 5, 7, 8, 10, 12, 15, 16]
+
+
+def lesson_07_with(p, q):
+    pair = (LESSON_07_PAIR, f"p = np.array({p})\nq = np.array({q})")
+    return shown_markdown("07_speculative_sampling.ipynb", LESSON_07_RULE_CELLS, {2: pair})
+
+
+def test_lesson_07_checks_handout_exercise_2_by_hand():
+    """Exercise 2's p and q typed in ended in a bare AssertionError: the hand figures, rounded
+    to 3 places (p/q = 0.333), were compared with the library's to numpy's default 1e-5."""
+    said = lesson_07_with("[0.5, 0.1, 0.3, 0.1]", "[0.2, 0.4, 0.1, 0.3]")
+    assert "(a) B is kept with probability min(1, 0.10 / 0.40) = **0.25**" in said[1]
+    assert "β = Σ min(p, q) = **0.50**" in said[1]  # the answer key: 0.2 + 0.1 + 0.1 + 0.1
+    assert "resampling from the target fails" in said[-1]
+
+
+@pytest.mark.parametrize(
+    ("q", "message"),
+    [
+        ("[0.4, 0.3, 0.2, 0.1]", "q equals p: nothing is rejected"),
+        ("[0.0, 0.5, 0.3, 0.2]", "every q above 0 (the cells below divide by it)"),
+        ("[1, 5, 2, 2]", "each a distribution adding up to 1"),
+        ("[0.5, 0.5]", "give p and q one number for each of ['A', 'B', 'C', 'D']"),
+    ],
+)
+def test_lesson_07_names_a_pair_its_cells_cannot_use(q, message):
+    """q = p and a q of 0 ended in a ZeroDivisionError in the hand-worked cell, a shorter q in
+    "zip() argument 2 is shorter than argument 1"."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        lesson_07_with("[0.4, 0.3, 0.2, 0.1]", q)
+
+
+def test_lesson_07_says_when_a_test_cannot_see_rule_b():
+    """With q close to p, rule (b)'s error (A: 0.394 for 0.400) is below what 20,000 draws can
+    show: the lesson asserted that its test fails and stopped with a bare AssertionError."""
+    said = lesson_07_with("[0.4, 0.3, 0.2, 0.1]", "[0.39, 0.31, 0.2, 0.1]")[-1]
+    assert "resampling from the target passes" in said
+    assert "Rule (b) is still wrong (A 0.394 instead of 0.400)" in said
+    # min(p, q) + (1 - β)·p at A: 0.39 + 0.01 · 0.4 = 0.394, with β = 0.99
+    said = lesson_07_with("[0.5, 0.5, 0, 0]", "[0.25, 0.25, 0.25, 0.25]")[-1]
+    assert "rule (b) happens to give p: min(p, q) is β·p" in said  # (0.25, 0.25, 0, 0) = 0.5·p
