@@ -161,6 +161,20 @@ def test_an_absurd_header_is_refused_before_reading(saved, member):
     load_quickly(path, member)
 
 
+@pytest.mark.skipif(np.dtype(np.longdouble).itemsize <= 8, reason="longdouble is float64 here")
+@pytest.mark.parametrize("n_ctx", [16, 1024])  # wpe within the size check's slack, or beyond it
+def test_weights_in_long_double_are_named_by_their_dtype(tmp_path, n_ctx):
+    """np.longdouble weights (16 bytes a number on x86) were refused as "a config that does
+    not match the arrays, a damaged file or a zip bomb" by the size check, or loaded where
+    they were small enough to pass it."""
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=n_ctx)
+    path = tmp_path / "m.npz"
+    save(path, init_params(config, np.random.default_rng(0)), config, {})
+    rewrite(path, lambda a: a.update({"wpe": a["wpe"].astype(np.longdouble)}))
+    with pytest.raises(ValueError, match="'wpe' has dtype float128 \\(16 bytes a number\\)"):
+        load(path)
+
+
 def test_a_header_with_the_wrong_dtype_or_a_pickle_is_refused(saved):
     path, _ = saved
     rewrite_members(path, {"wpe.npy": npy_header((16, 8), descr="|O") + b"\0" * 64})

@@ -267,7 +267,7 @@ def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     return members
 
 
-def _check_names_and_sizes(members: dict, config: GPTConfig, itemsize: int = 8):
+def _check_names_and_sizes(archive, members: dict, config: GPTConfig, itemsize: int = 8):
     """Every parameter present, none extra, none larger than its shape allows (zip bombs)."""
     expected = param_shapes(config)
     names = set(members) - {META_KEY}
@@ -278,8 +278,29 @@ def _check_names_and_sizes(members: dict, config: GPTConfig, itemsize: int = 8):
         raise ValueError(f"weights file has unexpected parameter {extra[0]!r} for this config")
     for name, shape in expected.items():
         most = math.prod(shape) * itemsize + NPY_HEADER_BYTES
+        if members[name].file_size > most:
+            _refuse_wide_numbers(archive, members[name], name)
         _check_size(members[name], name, most, f"its config gives {name} the shape {shape}")
     return expected
+
+
+def _refuse_wide_numbers(archive, info, name: str):
+    """An array too large because its numbers are wider than float64 (numpy's longdouble, say)
+    is named as such; only its .npy header is read, which numpy bounds to 10,000 bytes."""
+    try:
+        with archive.open(info) as handle:
+            _, _, dtype = _read_header(handle)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError):
+        return  # the size check says what it can
+    _check_width(name, dtype)
+
+
+def _check_width(name: str, dtype: np.dtype, itemsize: int = 8):
+    if dtype.kind == "f" and dtype.itemsize > itemsize:
+        raise ValueError(
+            f"parameter {name!r} has dtype {dtype} ({dtype.itemsize} bytes a number): speclab "
+            "reads weights of float64 or narrower (save them with .astype(np.float64))"
+        )
 
 
 def _check_size(info: zipfile.ZipInfo, name: str, most: int, why: str = ""):
@@ -332,6 +353,7 @@ def _check_header(name: str, header_shape: tuple, dtype: np.dtype, shape, kind: 
     if dtype.hasobject or dtype.kind != kind:
         wanted = "floating point" if kind == "f" else "text"
         raise ValueError(f"parameter {name!r} has dtype {dtype}, expected {wanted}")
+    _check_width(name, dtype)
     if shape is not None and header_shape != shape:
         raise ValueError(f"parameter {name!r} has shape {header_shape}, config says {shape}")
 
@@ -374,7 +396,7 @@ def load(path, dtype=np.float64) -> Model:
         try:
             members = _members(archive)
             meta, config = _read_meta(archive, members.pop(META_KEY))
-            shapes = _check_names_and_sizes(members, config)
+            shapes = _check_names_and_sizes(archive, members, config)
             flat = {
                 name: _read_array(archive, members[name], name, shape, "f")
                 for name, shape in shapes.items()
