@@ -5,10 +5,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-slow test-browser test-pack classroom-pack lint format handouts bench clean
+.PHONY: lab test test-slow test-browser test-pack classroom-pack lint handouts bench clean
 
+# A .venv of an older Python, or one left without pip (Debian without python3-venv), is made
+# anew with $(PYTHON): `make lab PYTHON=python3.12` after a first try with 3.10 must not reuse it.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@if ! $(BIN)/python -c 'import sys, pip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+	  $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	    echo "speclab needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) -V 2>&1 || echo not found):" \
+	         "name another, e.g. make lab PYTHON=python3.12" >&2; exit 1; }; \
+	  echo "$(PYTHON) -m venv $(VENV)"; rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); \
+	fi
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)

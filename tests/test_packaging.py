@@ -2,9 +2,12 @@
 packages, the core imports numpy alone, and the two commands exist."""
 
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
+
+import pytest
 
 from speclab.paths import repo_root
 
@@ -99,6 +102,60 @@ def test_make_targets_and_ci():
     assert re.search(r"^\$\(STAMP\): pyproject.toml", makefile, flags=re.M)
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "make test" in ci and "set -euo pipefail" in ci
+
+
+def fake_python(path, version: str, log):
+    """A stand-in interpreter: answers -V, passes (new) or fails (old) the version check, makes
+    a venv of itself, and logs every call; no real Python or network is needed."""
+    passes = 0 if version >= "3.11" else 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        f'echo "{version} $*" >> "{log}"\n'
+        f'if [ "$1" = "-V" ]; then echo "Python {version}"; exit 0; fi\n'
+        'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; '
+        "exit 0; fi\n"
+        f'if [ "$1" = "-c" ]; then exit {passes}; fi\n'
+        "exit 0\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_remakes_a_venv_of_an_older_python(tmp_path):
+    """After a first `make lab` with Python 3.10 had made .venv, `make lab PYTHON=python3.12`,
+    as the README advises, reused the 3.10 venv (its only test was that .venv/bin/python ran)."""
+    shutil.copy(ROOT / "Makefile", tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    log = tmp_path / "calls"
+
+    def make(python):
+        return subprocess.run(["make", ".venv/.installed", f"PYTHON={python}"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    fake_python(tmp_path / ".venv" / "bin" / "python", "3.10.12", log)
+    old = fake_python(tmp_path / "old" / "python3", "3.10.12", log)
+    refused = make(old)
+    assert refused.returncode != 0 and not (tmp_path / ".venv" / ".installed").exists()
+    assert "speclab needs Python 3.11 or newer; " in refused.stderr
+    assert "is Python 3.10.12: name another, e.g. make lab PYTHON=python3.12" in refused.stderr
+
+    log.write_text("")
+    made = make(fake_python(tmp_path / "new" / "python3.12", "3.12.1", log))
+    assert made.returncode == 0, made.stderr
+    calls = log.read_text().splitlines()
+    assert "3.12.1 -m venv .venv" in calls  # made anew by the Python named
+    assert not any(call.startswith("3.10.12 -m pip") for call in calls)  # not the old venv
+    assert any(call.startswith("3.12.1 -m pip install --quiet -e") for call in calls)
+
+    log.write_text("")
+    (tmp_path / "pyproject.toml").write_text("# changed")  # the stamp is older: install again
+    again = make(old)  # a good venv is kept: the Python named is not even asked
+    assert again.returncode == 0, again.stderr
+    assert not any(
+        call.startswith("3.10.12") or " -m venv" in call for call in log.read_text().splitlines()
+    )
 
 
 def test_licence_is_mit():
