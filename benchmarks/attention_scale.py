@@ -14,13 +14,14 @@ Run: .venv/bin/python benchmarks/attention_scale.py [WEIGHTS.npz] [--factor 1.5]
 
 import argparse
 import math
+import sys
 
 from speclab.cli import importing, run_script, text_path_argument
 
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     from speclab.checkpoints import scale_attention
     from speclab.copy_metrics import copy_gap, copy_probes
-    from speclab.corpus import load_corpus
+    from speclab.corpus import load_corpus, other_corpus_note
     from speclab.paths import weights_dir
     from speclab.student_files import shown
     from speclab.train_cli import MAX_ATTENTION_SCALE, attention_scales
@@ -53,7 +54,10 @@ def main() -> None:
         together = attention_scales(args.together, config.n_layer, config.n_head, option="--with")
     except ValueError as error:
         parser.error(str(error))
-    probes = copy_probes(load_corpus()["val"], config.n_ctx, far=args.far)
+    corpus = load_corpus()
+    if note := other_corpus_note([model], corpus["record"]):
+        print(f"note: {note}", file=sys.stderr)
+    probes = copy_probes(corpus["val"], config.n_ctx, far=args.far)
     where = "at 3/4 of the context" if args.far else "near the start"
     print(f"== {shown(str(args.weights))}: copy gap on {len(probes)} probes {where}")
     print(f"   {'heads scaled':<22} {'first':>6} {'repeat':>7} {'gap':>6}")

@@ -26,6 +26,7 @@ Run: .venv/bin/python benchmarks/copy_diagnosis.py [WEIGHTS.npz ...] [--short] (
 
 import argparse
 import re
+import sys
 
 from speclab.cli import importing, run_script, text_path_argument
 
@@ -34,7 +35,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
 
     from speclab.backprop import attention_maps
     from speclab.copy_metrics import copy_probes, held_out_functions
-    from speclab.corpus import LETTERS, context_needs, few_letters, load_corpus
+    from speclab.corpus import LETTERS, context_needs, few_letters, load_corpus, other_corpus_note
     from speclab.gpt import forward
     from speclab.paths import weights_dir
     from speclab.student_files import shown
@@ -139,6 +140,8 @@ def main() -> None:
     longest = max([2 * len(p) + len(separator) for p in pieces] + [2 * letters_length + 2])
     longest = max(longest, 0 if args.short else 600)  # the 5th space with the file before it
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
+    if note := other_corpus_note(models, corpus["record"]):
+        print(f"note: {note}", file=sys.stderr)
     # every model checked before any work
     for path, model in zip(args.weights, models, strict=True):
         if model.config.n_ctx < longest:  # every repeat, letter text and context must fit

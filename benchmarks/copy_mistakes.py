@@ -14,6 +14,7 @@ Run: .venv/bin/python benchmarks/copy_mistakes.py [WEIGHTS.npz ...] (default: th
 """
 
 import argparse
+import sys
 
 from speclab.cli import importing, run_script, text_path_argument
 
@@ -22,7 +23,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
 
     from speclab.backprop import token_losses
     from speclab.copy_metrics import copy_probes
-    from speclab.corpus import context_needs, load_corpus
+    from speclab.corpus import context_needs, load_corpus, other_corpus_note
     from speclab.paths import weights_dir
     from speclab.student_files import shown
     from speclab.weights import load, steps_label
@@ -83,7 +84,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     models = [load(path) for path in args.weights]  # a missing or damaged file stops here, at once
-    val = load_corpus()["val"]
+    corpus = load_corpus()
+    if note := other_corpus_note(models, corpus["record"]):
+        print(f"note: {note}", file=sys.stderr)
+    val = corpus["val"]
     for path, model in zip(args.weights, models, strict=True):
         print(f"== {shown(str(path))}: {steps_label(model.meta)}")
         for far in (False, True):

@@ -14,6 +14,7 @@ Run: .venv/bin/python benchmarks/copy_test_needs.py [--all] [WEIGHTS.npz ...] (d
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 from speclab.cli import importing, run_script, text_path_argument
@@ -22,7 +23,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
     from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
-    from speclab.corpus import context_needed, load_corpus
+    from speclab.corpus import context_needed, load_corpus, other_corpus_note
     from speclab.drafters import MAX_NGRAM, PromptLookupDrafter
     from speclab.paths import weights_dir
     from speclab.student_files import shown
@@ -64,6 +65,8 @@ def main() -> None:
     paths = given or [str(weights_dir() / "target.npz")]
     models = [load(path) for path in paths]  # a missing or damaged file stops here, at once
     corpus = load_corpus()
+    if note := other_corpus_note(models, corpus["record"]):
+        print(f"note: {note}", file=sys.stderr)
     functions = held_out_functions(corpus["val"], corpus["train"], n=None if args.all else 8)
     pairs = copy_test_prompts(functions)
     lengths = [len(rest) for _, rest in pairs]

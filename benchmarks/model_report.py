@@ -5,6 +5,7 @@ Run: .venv/bin/python benchmarks/model_report.py [WEIGHTS.npz ...] (default: the
 """
 
 import argparse
+import sys
 
 from speclab.cli import importing, run_script, text_path_argument
 
@@ -19,7 +20,7 @@ with importing():  # Ctrl-C while numpy loads: one line, not a traceback
         copy_score,
         held_out_functions,
     )
-    from speclab.corpus import load_corpus
+    from speclab.corpus import load_corpus, other_corpus_note
     from speclab.decoding import greedy_decode
     from speclab.student_files import printable, shown
     from speclab.tokenizer import decode, encode
@@ -61,6 +62,8 @@ def main():
     # measured in float64, as they were trained to be measured (the draft drafts in float32)
     models = [load(path) for path in args.weights] or [load_target(), load_draft(np.float64)]
     target = load_target(np.float32)
+    if note := other_corpus_note(models, corpus["record"]):
+        print(f"note: {note}", file=sys.stderr)
     for model in models:
         meta, config = model.meta, model.config
         n_params = parameter_count(config)

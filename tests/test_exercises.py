@@ -1570,3 +1570,30 @@ def test_a_long_file_gets_a_progress_bar_on_a_terminal_only(tmp_path, capsys, mo
     assert main(["check-guesses", "--summary", str(long_file)]) == 0
     out, err = capsys.readouterr()
     assert f"{rows}/{rows}" in out and err == ""  # captured stderr is no terminal: no bar
+
+
+def test_the_copy_benchmarks_say_when_this_python_holds_another_corpus(tmp_path):
+    """The corpus is the running Python's standard library: on 3.12 the benchmarks measured
+    other held-out functions and probes than the README's, without a word."""
+    import numpy as np
+
+    from speclab.corpus import load_corpus
+    from speclab.gpt import GPTConfig
+    from speclab.weights import init_params, save
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64)
+    params = init_params(config, np.random.default_rng(0))
+    ours = load_corpus(1000)["record"]  # the sha256 covers every file, whatever max_bytes
+    other = {"source": "Python 3.9.0 standard library, python3.9/**/*.py", "sha256": "0" * 64}
+    save(tmp_path / "ours.npz", params, config, {"corpus": ours})
+    save(tmp_path / "other.npz", params, config, {"corpus": other})
+    for script in ("model_report.py", "copy_mistakes.py"):
+        path = Path(__file__).parent.parent / "benchmarks" / script
+        for name, noted in (("ours.npz", False), ("other.npz", True)):
+            result = subprocess.run(
+                [sys.executable, str(path), str(tmp_path / name)],
+                capture_output=True, text=True, timeout=300, env=os.environ | {"TQDM_DISABLE": "1"},
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            said = "is not the text the model was trained and measured on (Python 3.9.0 standard"
+            assert (said in result.stderr) == noted, (script, name, result.stderr)

@@ -68,6 +68,28 @@ def load_corpus(max_bytes: int = 0) -> dict:
     return corpus
 
 
+def other_corpus_note(models, corpus_record: dict) -> str | None:
+    """Why this Python's standard library is not the text the models were trained and measured
+    on (None if it is, or if their records do not say). The corpus is the running
+    interpreter's: on another Python version the held-out functions and copy probes differ,
+    and so every copy figure differs from the ones the README quotes."""
+    for model in models:
+        trained = model.meta.get("corpus") if isinstance(model.meta, dict) else None
+        if isinstance(trained, dict) and trained.get("sha256") not in (
+            None,
+            corpus_record["sha256"],
+        ):
+            break
+    else:
+        return None
+    return (
+        f"this Python's standard library ({corpus_record['source']}) is not the text the "
+        f"model was trained and measured on ({trained.get('source', 'another')}): the held-out "
+        "functions and copy probes differ, and so do the figures (run with that Python to "
+        "compare with the README's)"
+    )
+
+
 SEPARATORS = [b"\n\n", b"\n", b"\n\n\n", b"\n\n# again:\n", b"\n# copy\n", b"\n\n# edited:\n"]
 IDENTIFIER = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 
