@@ -72,6 +72,7 @@ def test_copy_gap_matches_the_inference_forward():
     assert got["gap"] == pytest.approx(np.mean(bits["first"]) - np.mean(bits["second"]), abs=2e-4)
 
 
+@pytest.mark.training_corpus
 def test_copy_score_counts_to_the_first_mistake_of_plain_uncached_greedy():
     """The copy test against an uncached forward: the bytes counted are those plain argmax
     reproduces, and the recorded first mistake is that forward's argmax and probabilities."""

@@ -1288,6 +1288,7 @@ def test_copy_test_needs_a_long_match_where_code_repeats_itself(tmp_path):
     assert "tiny.npz: the model's context is too short" in result.stdout
 
 
+@pytest.mark.training_corpus
 def test_readme_quotes_what_a_perfect_copier_makes_of_the_copy_test():
     """README's sentence on the copy test's demand, recomputed with the benchmark's copier."""
     import re
@@ -1367,6 +1368,7 @@ def test_copy_test_needs_all_takes_every_held_out_function(tmp_path):
     assert "after b'" not in result.stdout  # no per-function mistakes for 89 functions
 
 
+@pytest.mark.training_corpus
 def test_readme_places_the_target_among_perfect_copiers_on_all_held_out_functions():
     """README: the target's median and whole functions over all the held-out functions, beside
     a perfect copier's at the match length it names, both recomputed."""
@@ -1413,6 +1415,7 @@ def test_copy_test_needs_says_where_a_copy_broke_and_what_a_copier_needs_there()
     )
 
 
+@pytest.mark.training_corpus
 def test_readme_gives_the_copy_gap_on_the_issues_probes_as_measured():
     """README: the shipped target's copy gap on 64 probes of 80-200 bytes (copy_probes'
     default), its first occurrence and repeat, and where the repeat's bits lie, recomputed
