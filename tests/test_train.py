@@ -632,6 +632,9 @@ def test_out_must_be_a_weights_file_name_and_a_students_file_is_left_alone(tmp_p
         assert result.returncode == 2 and problem in result.stderr, result.stderr
     assert notes.read_text() == "precious,data\n" and other.read_bytes() == before
     assert not (tmp_path / "run").exists()  # refused before any training
+    (tmp_path / "notes.npz").write_text("an .npz of the student's")  # x.txt: x.npz is taken
+    result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run", "--out", notes)
+    assert f"ends in .npz, e.g. {tmp_path / 'notes-2.npz'}" in result.stderr, result.stderr
     (tmp_path / "a-file").write_text("")
     result = run_train("smoke", "--smoke", "--run-dir", tmp_path / "a-file")
     assert result.returncode == 2 and "is a file; give a folder" in result.stderr

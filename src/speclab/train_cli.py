@@ -213,7 +213,13 @@ def _out_problem(out: Path, run_dir: Path, init_from: Path | None,
     if out.exists() and not out.is_file():
         return f"--out {out} is a pipe or a device; give a weights file name ending in .npz"
     if out.suffix != ".npz":
-        return f"--out {out}: a weights file's name ends in .npz, e.g. {out.with_suffix('.npz')}"
+        like = out.with_suffix(".npz")  # a name that is free: x.npz may be another file
+        like = next(
+            name
+            for name in [like] + [like.with_stem(f"{like.stem}-{i}") for i in range(2, 1000)]
+            if not name.exists()
+        )
+        return f"--out {out}: a weights file's name ends in .npz, e.g. {like}"
     if out.exists() and not is_weights_file(out):
         return f"--out {out} exists and is not a speclab weights file; it is left as it is"
     try:
