@@ -45,6 +45,7 @@ TRANSLATED_MODULES = (
     "guesses_report.py",
     "student_files.py",
     "widgets/symbolic.py",
+    "argparse_words.py",
     "figures/symbolic.py",
 )
 TRANSLATIONS = [lang for lang in LANGUAGES if lang != "en"]
@@ -319,6 +320,66 @@ def test_an_unknown_language_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as caught:
         main(["check-guesses", "--lang", "de", str(data_dir() / "guesses.csv")])
     assert caught.value.code == 2 and "invalid choice: 'de'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "environment", "said"),
+    [
+        (["--lang", "zh"], {}, "speclab check-guesses: 错误：缺少必需的参数：FILE"),
+        (["--lang=fa"], {}, "speclab check-guesses: خطا: این آرگومان‌ها لازم‌اند: FILE"),
+        (["--la", "zh", ""], {}, "错误：参数 FILE：路径是空的：请写出文件或文件夹的名字"),
+        (["--lang", "de", "a.csv"], {"LANG": "zh_CN.UTF-8"}, "错误：参数 --lang：无效的选择 'de'"),
+        (["--bogus", "a.csv"], {"LANG": "fa_IR.UTF-8"}, "خطا: آرگومان‌های ناشناخته: --bogus"),
+        (["--lang", "zh", "a.csv", "--lang"], {}, "错误：参数 --lang 后面需要一个值"),
+    ],
+)
+def test_check_guesses_refuses_an_argument_in_the_learners_language(
+    monkeypatch, capsys, argv, environment, said
+):
+    """Lesson 02 in Chinese and Persian has students type `speclab check-guesses --lang zh
+    data/maria.csv`: a slip there (the file left out) was answered in English alone."""
+    for variable, value in environment.items():
+        monkeypatch.setenv(variable, value)
+    with pytest.raises(SystemExit) as caught:
+        main(["check-guesses", *argv])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and said in err, err
+    assert err.startswith("用法：" if "错误" in said else "کاربرد: ")
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        ("zh", ["用法：speclab check-guesses", "位置参数：", "选项：", "显示本帮助并退出",
+                "每个学生只显示一行汇总", "退出状态：0 每个文件都有效"]),
+        ("fa", ["کاربرد: speclab check-guesses", "آرگومان‌های جایگاهی:", "گزینه‌ها:",
+                "نمایش این راهنما و خروج", "فقط خلاصهٔ یک‌سطری هر دانش‌آموز", "وضعیت خروج: 0"]),
+    ],
+)  # fmt: skip
+def test_check_guesses_help_in_the_learners_language(capsys, lang, words):
+    with pytest.raises(SystemExit) as caught:
+        main(["check-guesses", "--lang", lang, "--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert caught.value.code == 0 and all(" ".join(w.split()) in out for w in words), out
+
+
+def test_only_check_guesses_and_only_in_zh_or_fa_changes_argparses_words(monkeypatch, capsys):
+    """The other commands serve lessons 04-07, written in English; an English run is as
+    argparse writes it."""
+    from speclab import argparse_words
+    from speclab.cli import SUBCOMMANDS, path_argument
+
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    with pytest.raises(SystemExit):
+        main(["demo", "--k", "0x"])
+    assert "error: argument --k: invalid int value" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["check-guesses", "--lang", "en"])
+    assert capsys.readouterr().err.startswith("usage: ")
+    # the catalogue's English is the code's
+    assert SUBCOMMANDS["check-guesses"][1] == argparse_words.DESCRIPTION
+    with pytest.raises(Exception, match=re.escape(argparse_words.EMPTY_PATH)):
+        path_argument(" ")
 
 
 def test_the_environment_chooses_the_report_language(monkeypatch, capsys):

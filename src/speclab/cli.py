@@ -23,12 +23,9 @@ SUBCOMMANDS = {
     "handouts": ("speclab.handouts", "build printable handouts (HTML, PDF) from lessons/"),
 }
 
-
-# how every command ends when it is stopped (see main); each command names its own 0, 1, 2...
-SHARED_EXIT_STATUS = (
-    "130 stopped by Ctrl-C, 143 stopped by SIGTERM (kill, timeout), 141 its output went to a "
-    "closed pipe (| head)"
-)
+# The command whose messages, argparse's too, speak the learner's language (--lang or the
+# environment): lessons 01-03 are in Chinese and Persian too (speclab.argparse_words).
+TRANSLATED = "check-guesses"
 
 
 def build_parser(argv: list[str] | None = None):
@@ -38,21 +35,44 @@ def build_parser(argv: list[str] | None = None):
     import importlib
     import textwrap
 
+    from speclab import argparse_words
+    from speclab.i18n import Message
+
+    arguments = sys.argv[1:] if argv is None else argv
+    tr = _learner_translation(arguments)  # None: English
+
     class Parser(argparse.ArgumentParser):  # subparsers are made of the same class
         def error(self, message):
+            if tr is not None:
+                message = argparse_words.error_text(message, tr)
             # a student's file named "-guesses.csv" is read as an unknown option
-            if name := _dashed_file(sys.argv[1:] if argv is None else argv):
+            if name := _dashed_file(arguments):
                 from speclab.student_files import shown  # escapes what a terminal would obey
 
-                message += (f"; '{shown(name)}' is read as an option: to name the file, "
-                            f"write ./{shown(name)} or put -- before it")  # fmt: skip
-            elif found := self._dashed_prompt(sys.argv[1:] if argv is None else argv):
+                hint = Message(argparse_words.DASHED_FILE, {"name": shown(name)}).text(tr)
+                joined = (
+                    argparse_words.WITH_HINT if tr is None else tr.gettext(argparse_words.WITH_HINT)
+                )
+                message = joined.format(problem=message, hint=hint)
+            elif found := self._dashed_prompt(arguments):
                 from speclab.student_files import shown
 
                 prog, text = found
                 message += (f"; '{shown(text)}' is read as an option: to give a prompt that "
                             f"starts with '-', put -- before it ({prog} -- '{shown(text)}')")  # fmt: skip
-            super().error(message)
+            if tr is None:
+                super().error(message)
+            self.print_usage(sys.stderr)
+            problem = tr.gettext("error: {problem}").format(problem=message)
+            self.exit(2, f"{self.prog}: {problem}\n")
+
+        def format_usage(self):
+            text = super().format_usage()
+            return text if tr is None else argparse_words.help_text(text, tr)
+
+        def format_help(self):
+            text = super().format_help()
+            return text if tr is None else argparse_words.help_text(text, tr)
 
         def _dashed_prompt(self, argv: list[str]) -> tuple[str, str] | None:
             """(command, the first argument before "--" that starts with "-" and is not one
@@ -97,13 +117,38 @@ def build_parser(argv: list[str] | None = None):
             continue  # not built yet
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(sub)
+        said = tr if name == TRANSLATED else None  # None: as written
         if statuses := getattr(module, "EXIT_STATUS", None):  # each command's, then the shared
-            line = f"Exit status: {statuses}, {SHARED_EXIT_STATUS}."
+            shared = argparse_words.SHARED_EXIT_STATUS
+            line = argparse_words.EXIT_STATUS_LINE
+            if said is not None:
+                statuses, shared, line = (said.gettext(t) for t in (statuses, shared, line))
+            line = line.format(statuses=statuses, shared=shared)
             if sub.formatter_class is argparse.RawDescriptionHelpFormatter:  # laid out by hand
                 line = textwrap.fill(line, 79)
             sub.epilog = f"{sub.epilog}\n\n{line}" if sub.epilog else line
+        if said is not None:
+            argparse_words.translate_parser(sub, said)
         sub.set_defaults(run=module.run)
     return parser
+
+
+def _learner_translation(argv: list[str]):
+    """The catalogue for TRANSLATED's messages when argv runs it in Chinese or Persian (its
+    --lang, which argparse lets a student shorten to --l, or else the environment); else None."""
+    if TRANSLATED not in argv[:1]:
+        return None
+    from speclab.i18n import LANGUAGES, resolve, translator
+
+    given = None
+    for i, text in enumerate(argv[1:], 1):
+        if text == "--":
+            break
+        name, equals, value = text.partition("=")
+        if len(name) > 2 and "--lang".startswith(name) and (equals or i + 1 < len(argv)):
+            given = value if equals else argv[i + 1]  # the last one given, as argparse takes
+    lang = resolve(given) if given in LANGUAGES else resolve()
+    return None if lang == "en" else translator(lang)
 
 
 def _is_number(text: str) -> bool:
@@ -221,8 +266,10 @@ def path_argument(text: str):
     import argparse
     from pathlib import Path
 
+    from speclab.argparse_words import EMPTY_PATH
+
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path: give a file or folder name")
+        raise argparse.ArgumentTypeError(EMPTY_PATH)
     return Path(text)
 
 

@@ -31,7 +31,7 @@ from speclab.exercises import (
     missing,
 )
 from speclab.guess_rows import SHOWN_CELL_CHARS, data_rows
-from speclab.i18n import LANGUAGES, translator
+from speclab.i18n import LANGUAGES, N_, translator
 from speclab.student_files import (
     NoRowsError,
     class_files,
@@ -204,7 +204,7 @@ def _score_line(result: Score, tr: gettext.NullTranslations) -> str:
     )
 
 
-EXIT_STATUS = "0 every file is valid, 1 a file has problems or cannot be read, 2 a bad argument"
+EXIT_STATUS = N_("0 every file is valid, 1 a file has problems or cannot be read, 2 a bad argument")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -213,17 +213,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         type=text_path_argument,
         metavar="FILE",
-        help="a guesses CSV, or a folder of them (one per student); at most 20 MB each",
+        help=N_("a guesses CSV, or a folder of them (one per student); at most 20 MB each"),
     )
     parser.add_argument(
-        "--summary", action="store_true", help="only the one-line summary per student"
+        "--summary", action="store_true", help=N_("only the one-line summary per student")
     )
     parser.add_argument(
         "--lang",
         choices=LANGUAGES,
         default=None,
-        help="language of the report: en, zh or fa (default: from LANGUAGE, LC_ALL, "
-        "LC_MESSAGES or LANG, else English)",
+        help=N_(
+            "language of the report: en, zh or fa (default: from LANGUAGE, LC_ALL, "
+            "LC_MESSAGES or LANG, else English)"
+        ),
     )
 
 
