@@ -802,3 +802,54 @@ def test_a_lessons_folder_that_cannot_be_listed_is_not_called_empty(
     assert status == 1, err
     assert f"{locked}: folder cannot be listed (Permission denied)" in err
     assert "no lessons" not in err
+
+
+def test_the_index_links_pages_whose_names_a_url_would_misread(tmp_path):
+    """Lessons named q#1.md, what?.md, 50%.md and a"b.md were linked as href="q#1.html" (the
+    page "q" at the anchor "1"), "what?.html", "50%.html" and a broken href="a"b.html"."""
+    from urllib.parse import unquote
+
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    names = ["q#1", "what?", "50%", 'a"b', "é"]
+    for name in names:
+        (lessons / f"{name}.md").write_text(f"# Page {name}\n", "utf-8")
+    build_all(lessons, tmp_path / "out", pdf=False)
+    index = (tmp_path / "out" / "index.html").read_text("utf-8")
+    hrefs = re.findall(r'<a href="([^"]*)">HTML</a>', index)
+    assert sorted(unquote(href) for href in hrefs) == sorted(f"{n}.html" for n in names)
+    assert all((tmp_path / "out" / unquote(href)).is_file() for href in hrefs)
+    assert not any(set(href) & set('#?"') for href in hrefs)
+
+
+def test_a_lesson_whose_file_name_is_not_utf8_is_named_not_a_traceback(tmp_path, capsys):
+    """A name with a byte that is not UTF-8 (from a Windows zip) ended in a UnicodeEncodeError
+    traceback while the index was written."""
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    try:
+        (lessons / os.fsdecode(b"\xe9.md")).write_text("# x\n", "utf-8")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system keeps only UTF-8 names")
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and "Traceback" not in err
+    assert f"{lessons}/\\xe9.md: its file name is not UTF-8 text; rename it" in err
+
+
+def test_a_lesson_named_in_utf8_under_an_ascii_python_says_how_to_read_it(tmp_path):
+    """The C locale with PYTHONUTF8=0 reads é.md as ASCII bytes, kept as surrogates: the same
+    traceback, where the cure is to read names as UTF-8."""
+    import subprocess
+
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    (lessons / "é.md").write_text("# x\n", "utf-8")
+    env = os.environ | {"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    result = subprocess.run(
+        [sys.executable, "-m", "speclab", "handouts", "--no-pdf", "--lessons", str(lessons),
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, env=env, timeout=120, encoding="utf-8", errors="replace",
+    )  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "this Python reads file names as ASCII; set PYTHONUTF8=1" in result.stderr

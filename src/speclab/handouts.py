@@ -41,10 +41,12 @@ Arabic fonts first, and its banner and page footer in its language.
 
 import argparse
 import html
+import os
 import re
 import shutil
 import sys
 import tempfile
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -384,9 +386,29 @@ def _pages(languages: list[tuple[str, Path, Path]]):
             if folder.is_dir() and (reason := unlisted(folder)):
                 raise HandoutError(f"{folder}: folder cannot be listed ({reason})")
         for source in sorted(source_dir.glob("*.md")):
-            yield lang, source, target_dir, False
+            yield lang, _named_in_text(source), target_dir, False
         for source in sorted((source_dir / "answers").glob("*.md")):
-            yield lang, source, target_dir / "answers", True
+            yield lang, _named_in_text(source), target_dir / "answers", True
+
+
+def _named_in_text(source: Path) -> Path:
+    """source, whose name a page and the index can write: a name whose bytes are not UTF-8
+    (from a Windows zip, say) is refused, as is one that this Python cannot read as text."""
+    try:
+        source.name.encode("utf-8")
+        return source
+    except UnicodeEncodeError:  # undecodable bytes, kept as surrogates by Python
+        pass
+    try:
+        os.fsencode(source.name).decode("utf-8")
+    except UnicodeDecodeError:
+        raise HandoutError(
+            f"{shown(str(source))}: its file name is not UTF-8 text; rename it"
+        ) from None
+    raise HandoutError(  # a C locale with PYTHONUTF8=0: file names are read as ASCII
+        f"{shown(str(source))}: this Python reads file names as ASCII; set PYTHONUTF8=1 (or a "
+        "UTF-8 locale such as C.UTF-8) and build again"
+    )
 
 
 def _files_a_build_writes(languages: list[tuple[str, Path, Path]]) -> list[Path]:
@@ -401,11 +423,13 @@ def _files_a_build_writes(languages: list[tuple[str, Path, Path]]) -> list[Path]
 def write_index(built: list[Built], out_dir: Path) -> Path:
     """out_dir/index.html: every page with its PDFs, handouts first, answer keys apart."""
 
+    def href(path: Path) -> str:  # a lesson named "q#1.md" or "50%.md" links to itself
+        return urllib.parse.quote(path.relative_to(out_dir).as_posix())
+
     def item(page: Built) -> str:
-        links = [f'<a href="{page.html.relative_to(out_dir).as_posix()}">HTML</a>']
+        links = [f'<a href="{href(page.html)}">HTML</a>']
         links += [
-            f'<a href="{pdf.relative_to(out_dir).as_posix()}">PDF {pdf.stem.rsplit("-", 1)[1]}</a>'
-            for pdf in page.pdfs
+            f'<a href="{href(pdf)}">PDF {pdf.stem.rsplit("-", 1)[1]}</a>' for pdf in page.pdfs
         ]
         return f"<li>{html.escape(page.title)}: {' · '.join(links)}</li>"
 
