@@ -336,3 +336,44 @@ def test_ctrl_c_into_a_new_out_folder_speaks_of_no_earlier_reports(tmp_path, mon
     err = capsys.readouterr().err
     assert err == "speclab bench forward: stopped before the end: nothing saved\ninterrupted\n"
     assert not out.exists()  # the folder the run made is gone again
+
+
+def test_a_full_disk_at_the_end_keeps_the_forward_figures_on_screen(
+    tiny_weights, tmp_path, capsys, monkeypatch
+):
+    """The report could not be saved (the disk filled while it ran): the command said only
+    "cannot save the report ([Errno 28] No space left on device)", and the timings were lost."""
+
+    def full(report, out):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(bench, "save_report", full)
+    out = tmp_path / "bench"
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "16",
+            "--greedy-tokens", "8", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 1
+    printed = capsys.readouterr()
+    assert "5-token / 1-token cached forward: " in printed.out and "tokens/s" in printed.out
+    assert "saved" not in printed.out
+    assert printed.err.endswith(  # after the progress bar, where a terminal shows one
+        "speclab bench forward: cannot save the report (No space left on device): its figures "
+        f"are the ones printed above, and the reports in {out} are as they were\n"
+    )
+
+
+def test_a_full_disk_at_the_end_keeps_the_decode_figures_on_screen(tmp_path, capsys, monkeypatch):
+    from speclab import decode_reports
+
+    def full(report, out):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(decode_reports, "save_decode_report", full)
+    out = tmp_path / "bench"
+    argv = ["bench", "decode", "--quick", "--scenario", "copy-heavy", "--drafter", "lookup",
+            "--k", "1", "--repeats", "1", "--max-new-tokens", "4", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 1
+    printed = capsys.readouterr()
+    assert "copy-heavy" in printed.out and "lookup k=1" in printed.out, printed.out
+    assert (
+        "cannot save the report (No space left on device): its figures are the ones" in printed.err
+    )

@@ -521,10 +521,8 @@ def run_forward(args) -> int:
     try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
         json_path, csv_path = save_report(report, args.out)
     except OSError as error:
-        print(
-            printable(f"speclab bench forward: cannot save the report ({error})"), file=sys.stderr
-        )
-        return 1
+        json_path = csv_path = None
+        unsaved = error
     ratio, greedy = report["ratio_5_to_1"], report["greedy"]
     config, machine = model.config, report["machine"]
     verdict = "met" if ratio["met"] else "not met on this machine"
@@ -541,8 +539,17 @@ def run_forward(args) -> int:
         f"load average {load_text(machine)} (other work running makes timings noisy)\n"
         f"{describe_blas(machine)}"
     )
+    if json_path is None:  # the figures above are printed: the run's timings are not lost
+        print(printable(f"speclab bench forward: {not_saved(unsaved, args.out)}"), file=sys.stderr)
+        return 1
     if json_path.name != "forward.json":  # as `bench decode` says of decode.json
         print(f"kept {shown(str(args.out / 'forward.json'))}: it holds a full run (or one that "
               "cannot be read), so this --quick run is saved beside it")  # fmt: skip
     print(f"saved {shown(str(json_path))} and {shown(str(csv_path))}")
     return 0
+
+
+def not_saved(error: OSError, out) -> str:
+    """Why a report printed above could not be saved, and that --out is as it was."""
+    return (f"cannot save the report ({error.strerror or error}): its figures are the ones "
+            f"printed above, and the reports in {shown(str(out))} are as they were")  # fmt: skip

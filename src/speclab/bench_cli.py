@@ -227,7 +227,9 @@ def run_decode(args) -> int:
     try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
         json_path, csv_path = decode_reports.save_decode_report(report, args.out)
     except OSError as error:
-        print(printable(f"speclab bench decode: cannot save the report ({error})"), file=sys.stderr)
+        print(bench_decode.describe_report(report))  # the run's figures are not lost
+        print(printable(describe_blas(report["machine"])))
+        print(printable(f"speclab bench decode: {bench.not_saved(error, args.out)}"), file=sys.stderr)  # fmt: skip
         return 1
     print(bench_decode.describe_report(report))
     if json_path.name != "decode.json":
