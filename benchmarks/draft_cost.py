@@ -141,15 +141,23 @@ def _measure(args, files, target, draft, n_ctx) -> int:
         "machine": machine,
     }
     path = out / "draft_cost.json"
-    write_together({path: json.dumps(report, indent=1) + "\n"})  # before printing: a closed
-    for row in rows:  # pipe (| head -1) must not lose the minutes of timing
+    try:  # before printing: a closed pipe (| head -1) must not lose the minutes of timing
+        write_together({path: json.dumps(report, indent=1) + "\n"})
+    except OSError:  # nor a full disk: the figures are printed, then the error names the file
+        print_rows(rows, floor, target_step)
+        raise
+    print_rows(rows, floor, target_step)
+    print(f"wrote {shown(str(path))}")
+    return 0
+
+
+def print_rows(rows: list[dict], floor: dict, target_step: float) -> None:
+    for row in rows:
         print(f"  {row['model']:14} ({row['kind']:9}) {row['step_ms']:.3f} ms  "
               f"c = {row['cost_of_target_step']:.2f} of a target step "
               f"({row['weights_share']:.1%} of its multiply-adds)")  # fmt: skip
     print(f"the least a 2-layer draft can cost here: c = {floor['cost_of_target_step']:.2f} "
           f"(target step {target_step * 1e3:.3f} ms)")  # fmt: skip
-    print(f"wrote {shown(str(path))}")
-    return 0
 
 
 if __name__ == "__main__":

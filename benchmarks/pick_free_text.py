@@ -98,9 +98,19 @@ def main() -> int:
         )  # now, not after decoding, and only once the inputs are known to be good
         writable_name(args.out, f"--out {args.out}")
         rows = rank(model, scenario)
-        write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was
+        try:
+            write_together({args.out: csv_text(rows, FIELDS)})  # whole, or the old file as it was
+        except OSError:  # a full disk: the ranking is printed, then the error names the file
+            print_rows(model, rows)
+            raise
     finally:
         remove_empty_folders(args.out.parent, made)
+    print_rows(model, rows)
+    print(f"written: {args.out}")
+    return 0
+
+
+def print_rows(model, rows: list[dict]) -> None:
     print(f"target: {steps_label(model.meta)}, {model.meta.get('val_bits_per_byte')} bits/byte")
     print(f"{'candidate':18} {'loop':>5} {'prompt':>6} {'new':>5}  greedy output (start)")
     for row in rows:
@@ -108,8 +118,6 @@ def main() -> int:
             f"{row['id']:18} {row['loop']:5.0%} {row['prompt']:6.0%} {row['new']:5.0%}  "
             f"{row['output'][:60]!r}"
         )
-    print(f"written: {args.out}")
-    return 0
 
 
 if __name__ == "__main__":

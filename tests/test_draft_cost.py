@@ -86,3 +86,21 @@ def test_a_closed_pipe_keeps_the_report_and_an_interrupted_run_leaves_no_folder(
     _, stderr = process.communicate(timeout=60)
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert not (tmp_path / "interrupted").exists()  # the folders it made, removed
+
+
+def test_a_full_disk_keeps_the_figures_on_screen(tmp_path, monkeypatch, capsys):
+    """The report could not be written (a full disk): the minutes of timing were lost, and the
+    error blamed the standard output."""
+    import pytest
+
+    script = load("draft_cost")
+
+    def full(files):
+        raise OSError(28, "No space left on device", str(next(iter(files))))
+
+    monkeypatch.setattr(script, "write_together", full)
+    argv = ["draft_cost.py", "--repeats", "2", "--n-past", "8", "--out", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(OSError):
+        script.main()
+    assert "the least a 2-layer draft can cost here" in capsys.readouterr().out

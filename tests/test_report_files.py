@@ -148,3 +148,20 @@ def test_a_link_loop_or_a_link_to_nothing_is_named_not_file_exists(tmp_path):
         assert "File exists" not in str(refused.value)
     with pytest.raises(HandoutError, match=f"{tmp_path / 'a'} {loop}"):
         build_all(tmp_path / "a", tmp_path / "out", pdf=False)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch):
+    """The OSError of a full disk names no file, so benchmarks/draft_cost.py blamed "the
+    standard output" for the report it could not write."""
+    import tempfile
+
+    def full_disk(dir, prefix, suffix):
+        return os.open("/dev/full", os.O_WRONLY), str(tmp_path / f"{prefix}x{suffix}")
+
+    monkeypatch.setattr(tempfile, "mkstemp", full_disk)
+    target = tmp_path / "draft_cost.json"
+    with pytest.raises(OSError) as caught:
+        write_together({target: "{}" * 100_000})
+    assert caught.value.filename == str(target) and caught.value.strerror
+    assert not target.exists()

@@ -205,11 +205,16 @@ def write_together(files: dict[Path, str]) -> None:
                 raise IsADirectoryError(
                     errno.EISDIR, "a folder stands where the file goes", str(path)
                 )
-            handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            temporary[path] = Path(name)
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(text.encode("utf-8"))
-            os.chmod(name, mode)
+            try:
+                handle, name = tempfile.mkstemp(
+                    dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+                )
+                temporary[path] = Path(name)
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(text.encode("utf-8"))
+                os.chmod(name, mode)
+            except OSError as error:  # a full disk names no file: name the one not written
+                raise OSError(error.errno, error.strerror, str(path)) from error
         try:
             for path in files:
                 if path.exists() or path.is_symlink():
