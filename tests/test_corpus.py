@@ -132,7 +132,8 @@ def test_weighted_batches_weigh_exactly_the_hard_bytes_of_verbatim_repeats(n_seq
 
     from speclab.corpus import context_needed, copy_document_parts
 
-    text = np.frombuffer(Path(inspect.__file__).read_bytes(), dtype=np.uint8)  # real code
+    sources = sorted(Path(inspect.getfile(batch)).parent.glob("*.py"))  # real code, the same
+    text = np.frombuffer(b"".join(p.read_bytes() for p in sources), dtype=np.uint8)  # anywhere
     cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=0.7, interleave_fraction=0.5,
                       block_fraction=0.5, hard_copy_weight=4.0, hard_copy_bytes=4)  # fmt: skip
     inputs, targets, weights = batch(text, 24, n_seq, np.random.default_rng(1), cfg, weighted=True)

@@ -66,6 +66,12 @@ def build_parser(argv: list[str] | None = None):
             problem = tr.gettext("error: {problem}").format(problem=message)
             self.exit(2, f"{self.prog}: {problem}\n")
 
+        def parse_args(self, args=None, namespace=None):
+            # Python 3.13 reads `demo -hello` as -h and prints the help (3.11: an error)
+            if found := self._dashed_prompt(arguments):
+                self.error(f"unrecognized arguments: {found[1]}")  # error() adds the hint
+            return super().parse_args(args, namespace)
+
         def format_usage(self):
             text = super().format_usage()
             return text if tr is None else argparse_words.help_text(text, tr)
@@ -91,8 +97,8 @@ def build_parser(argv: list[str] | None = None):
                     return None
                 name = text.split("=", 1)[0]
                 if (text.startswith("-") and len(text) > 1 and name not in options
-                        and not any(o.startswith(name) for o in options if o.startswith("--"))
-                        and not _is_number(text)):  # fmt: skip
+                        and not any(o.startswith(name) for o in options if o.startswith("--"))  # a space: argparse takes it as text
+                        and not _is_number(text) and " " not in text):  # fmt: skip
                     return self.prog, text
             return None
 
