@@ -97,8 +97,8 @@ def build_parser(argv: list[str] | None = None):
                     return None
                 name = text.split("=", 1)[0]
                 if (text.startswith("-") and len(text) > 1 and name not in options
-                        and not any(o.startswith(name) for o in options if o.startswith("--"))  # a space: argparse takes it as text
-                        and not _is_number(text) and " " not in text):  # fmt: skip
+                        and not any(o.startswith(name) for o in options if o.startswith("--"))
+                        and not _is_number(text) and " " not in text):  # fmt: skip  (a space: text)
                     return self.prog, text
             return None
 
