@@ -96,9 +96,14 @@ def build_parser(argv: list[str] | None = None):
                 if text == "--":
                     return None
                 name = text.split("=", 1)[0]
-                if (text.startswith("-") and len(text) > 1 and name not in options
-                        and not any(o.startswith(name) for o in options if o.startswith("--"))
-                        and not _is_number(text) and " " not in text):  # fmt: skip  (a space: text)
+                if (
+                    text.startswith("-")
+                    and len(text) > 1
+                    and name not in options
+                    and not any(o.startswith(name) for o in options if o.startswith("--"))
+                    and not _is_number(text)
+                    and " " not in text  # with a space, argparse takes it as text
+                ):
                     return self.prog, text
             return None
 
