@@ -272,7 +272,8 @@ def test_sigterm_halfway_leaves_no_hidden_build_folder(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)  # fmt: skip
     assert done.returncode == 143, done.stderr  # SIGTERM's own status, not killed outright
-    assert done.stderr.strip() == "interrupted"
+    said = f"handouts: stopped; the pages built so far are discarded and {out} is left as it was"
+    assert done.stderr.strip() == f"{said}\ninterrupted"  # it said "interrupted" alone
     assert not out.exists()  # the hidden folder the build was made in, and --out it made, gone
 
 
@@ -853,3 +854,31 @@ def test_a_lesson_named_in_utf8_under_an_ascii_python_says_how_to_read_it(tmp_pa
     )  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert "this Python reads file names as ASCII; set PYTHONUTF8=1" in result.stderr
+
+
+def test_a_lesson_of_megabytes_is_refused_before_it_is_rendered(tmp_path, capsys):
+    """A 20 MB lesson took 23 s and 1.2 GB to render, and with less memory ended in a
+    MemoryError traceback; a lesson is a few KB."""
+    from speclab.handout_folder import MAX_LESSON_BYTES
+
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    (lessons / "big.md").write_text("# Big\n" + "x" * MAX_LESSON_BYTES, "utf-8")
+    status = cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and f"{lessons / 'big.md'} is 2.0 MB, more than the 2 MB" in err
+    assert not (tmp_path / "out" / "big.html").exists()
+
+
+def test_running_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):
+    """A lesson too large for the memory at hand ended in a MemoryError traceback."""
+    import speclab.handouts
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(speclab.handouts, "build_page", no_memory)
+    lessons, out = _small_lessons(tmp_path), tmp_path / "out"
+    assert cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)]) == 1
+    said = capsys.readouterr().err
+    assert said == f"handouts: not enough memory to build the handouts; {out} is left as it was\n"

@@ -46,6 +46,9 @@ class HandoutError(ValueError):
     Chromium failing to print)."""
 
 
+MAX_LESSON_BYTES = 2 * 2**20  # a 20 MB lesson took 23 s and 1.2 GB of memory to render
+
+
 def read_text_file(path: Path) -> str:
     """A lesson's Markdown, or the build's file list: UTF-8 text, else one HandoutError.
     A byte-order mark (Windows Notepad saves one) is dropped: it would hide the first heading."""
@@ -54,6 +57,11 @@ def read_text_file(path: Path) -> str:
             f"{path} is not a regular file (a folder, a pipe or a device): give a UTF-8 text file"
         )
     try:
+        if (size := path.stat().st_size) > MAX_LESSON_BYTES:  # rendering takes ~60x its size
+            raise HandoutError(
+                f"{path} is {size / 2**20:.1f} MB, more than the {MAX_LESSON_BYTES // 2**20} MB "
+                "a file of the handouts may be (a lesson is a few KB): not read"
+            )
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise HandoutError(

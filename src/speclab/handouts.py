@@ -516,6 +516,14 @@ def run(args: argparse.Namespace) -> int:
     except HandoutError as error:
         print(printable(f"handouts: {error}"), file=sys.stderr)
         return 1
+    except MemoryError:
+        print(f"handouts: not enough memory to build the handouts; {shown(str(args.out))} is "
+              "left as it was", file=sys.stderr)  # fmt: skip
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: speclab's main says "interrupted"
+        print(f"handouts: stopped; the pages built so far are discarded and "
+              f"{shown(str(args.out))} is left as it was", file=sys.stderr)  # fmt: skip
+        raise
     except OSError as error:  # a read-only or full disk, a folder where a file must go
         name = error.filename
         if name and STAGE_PREFIX in str(name):  # the hidden folder a build is made in
