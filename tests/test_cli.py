@@ -78,3 +78,24 @@ def test_a_prompt_that_starts_with_a_dash_gets_a_hint(argv, text, capsys, monkey
     else:
         assert f"{hint} (speclab demo -- '{text}')" in err
         assert main(["demo", "--", text]) == 0  # the hint works
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["train", "smoke", "--smoke", "--run-dir", "{long}"], "--run-dir"),
+        (["bench", "decode", "--out={long}"], "--out"),
+        (["demo", "a", "--target", "{long}.npz"], "--target"),
+        (["handouts", "--lessons", "{long}"], "--lessons"),
+    ],
+)
+def test_a_path_too_long_for_the_file_system_names_its_option(tmp_path, capsys, argv, option):
+    """A 300-letter name ended in "speclab: /tmp/...zzz: File name too long", status 1: it
+    named neither the option nor the command, and handouts blamed the writing of its pages."""
+    long = str(tmp_path / ("z" * 300))
+    assert main([a.replace("{long}", long) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"speclab: {option} {long[:30]}...")
+    assert err.endswith(
+        "a name in this path is longer than the file system allows (File name too long)\n"
+    )

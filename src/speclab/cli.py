@@ -251,6 +251,10 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         from speclab.student_files import printable  # here: see the module docstring
 
+        if given := _too_long_argument(error, sys.argv[1:] if argv is None else argv):
+            print(printable(f"speclab: {given}: a name in this path is longer than the file "
+                            f"system allows ({error.strerror})"), file=sys.stderr)  # fmt: skip
+            return 2  # a bad argument, found when the path was first used
         print(printable(f"speclab: {_what_failed(error)}"), file=sys.stderr)
         return 1
     except Exception as error:
@@ -318,6 +322,24 @@ class importing:
             print("interrupted", file=sys.stderr)  # as main() and run_script() say it
             sys.exit(130)
         return False
+
+
+def _too_long_argument(error: OSError, argv: list[str]) -> str | None:
+    """The option and path (cut short) of a path too long for the file system, which pathlib
+    raises where it asks whether the path exists; None for any other error."""
+    import errno  # here: see the module docstring
+
+    if error.errno != errno.ENAMETOOLONG or not error.filename:
+        return None
+    name = os.fsdecode(error.filename)
+    for i, text in enumerate(argv):
+        option = argv[i - 1] if i and argv[i - 1].startswith("--") else ""
+        if text.startswith("--") and "=" in text:  # --out=PATH
+            option, text = text.split("=", 1)
+        if text and (name == text or name.startswith(text.rstrip("/\\") + os.sep)):
+            cut = text if len(text) <= 60 else f"{text[:30]}...{text[-20:]}"
+            return f"{option} {cut}".strip()
+    return None
 
 
 def _what_failed(error: OSError) -> str:

@@ -40,6 +40,7 @@ Arabic fonts first, and its banner and page footer in its language.
 """
 
 import argparse
+import errno
 import html
 import os
 import re
@@ -525,6 +526,8 @@ def run(args: argparse.Namespace) -> int:
               f"{shown(str(args.out))} is left as it was", file=sys.stderr)  # fmt: skip
         raise
     except OSError as error:  # a read-only or full disk, a folder where a file must go
+        if error.errno == errno.ENAMETOOLONG:  # --lessons or --out: speclab's main names it
+            raise
         name = error.filename
         if name and STAGE_PREFIX in str(name):  # the hidden folder a build is made in
             name = args.out
