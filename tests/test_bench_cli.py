@@ -377,3 +377,22 @@ def test_a_full_disk_at_the_end_keeps_the_decode_figures_on_screen(tmp_path, cap
     assert (
         "cannot save the report (No space left on device): its figures are the ones" in printed.err
     )
+
+
+def test_a_scenario_named_in_utf8_is_found_under_an_ascii_locale(tmp_path, capsys):
+    """LC_ALL=C with PYTHONUTF8=0 hands argv's UTF-8 bytes over as surrogates: --scenario
+    'copy-é' was "no scenario named 'copy-\\udcc3\\udca9' (have: ..., copy-\\xe9)"."""
+    from speclab.paths import data_dir
+
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    text = (data_dir() / "prompts" / "01_copy_heavy.toml").read_text("utf-8")
+    (prompts / "01.toml").write_text(
+        text.replace('name = "copy-heavy"', 'name = "copy-é"'), "utf-8"
+    )
+    typed = "copy-é".encode().decode("ascii", "surrogateescape")  # as such a locale's argv has it
+    argv = ["bench", "decode", "--prompts-dir", str(prompts), "--scenario", typed, "--quick",
+            "--drafter", "lookup", "--k", "1", "--repeats", "1", "--max-new-tokens", "4",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "copy-é" in capsys.readouterr().out

@@ -14,7 +14,7 @@ from dataclasses import asdict
 import numpy as np
 
 from speclab import bench, bench_decode, decode_reports
-from speclab.cli import path_argument, sigterm_stops_cleanly
+from speclab.cli import as_typed, path_argument, sigterm_stops_cleanly
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import first_missing, one_at_a_time, remove_if_unused, writable_folder
@@ -201,7 +201,8 @@ def run_decode(args) -> int:
     """`speclab bench decode`, its options already checked by `run`."""
     try:
         settings = settings_from_args(args)
-        scenarios = load_scenarios(args.prompts_dir, args.scenario)
+        names = args.scenario and [as_typed(name) for name in args.scenario]  # a name in UTF-8
+        scenarios = load_scenarios(args.prompts_dir, names)
         dtype = np.dtype(args.dtype)
         target_path = args.weights or weights_dir() / "target.npz"
         draft_path = args.draft_weights or weights_dir() / "draft.npz"

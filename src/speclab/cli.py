@@ -275,6 +275,18 @@ def main(argv: list[str] | None = None) -> int:
         restore()
 
 
+def as_typed(text: str) -> str:
+    """An argument as the user typed it: under an ASCII locale (LC_ALL=C with PYTHONUTF8=0)
+    argv keeps the bytes of UTF-8 text as lone surrogates U+DC80..U+DCFF; they are read as
+    UTF-8 here. Bytes that are not UTF-8 stay as they were, for the caller to name."""
+    if any("\udc80" <= char <= "\udcff" for char in text):
+        try:
+            return os.fsencode(text).decode("utf-8")
+        except (UnicodeError, ValueError):
+            pass
+    return text
+
+
 def path_argument(text: str):
     """argparse type for a file or folder: an empty argument ("") is an error, not the
     current folder (which Path("") would silently be)."""

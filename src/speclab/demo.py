@@ -19,7 +19,7 @@ import re
 import sys
 
 from speclab.adaptive import AdaptiveK
-from speclab.cli import path_argument
+from speclab.cli import as_typed, path_argument
 from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
 from speclab.render import counted, legend_ansi, render_ansi
@@ -230,11 +230,7 @@ def _check_text(prompt: str) -> str:
     ASCII locale (LC_ALL=C with PYTHONUTF8=0) even UTF-8 arrives so: such bytes are read as
     UTF-8 first.
     """
-    if any("\udc80" <= char <= "\udcff" for char in prompt):  # bytes argv could not decode
-        try:
-            prompt = os.fsencode(prompt).decode("utf-8")
-        except (UnicodeError, ValueError):
-            pass  # not UTF-8 either: named below
+    prompt = as_typed(prompt)  # not UTF-8 either: named below
     try:
         prompt.encode("utf-8")
         return prompt
