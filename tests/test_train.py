@@ -1322,3 +1322,27 @@ def test_a_run_started_without_stdout_trains_to_its_end(tmp_path):
 
     meta = load(tmp_path / "w.npz").meta
     assert meta["trained_steps"] == meta["recipe"]["steps"] == 6
+
+
+def test_a_closed_pipe_stops_the_run_and_says_what_is_kept(tmp_path):
+    """`speclab train ... | head -1` stopped after the first validation's line with status 141
+    and not a word: the run had ended, which a user reading only stdout could not tell."""
+    import os
+
+    command = [sys.executable, "-m", "speclab", "train", "smoke", "--smoke", "--run-dir",
+               str(tmp_path / "run")]  # fmt: skip
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader gone before the first line, as `| true` does: no race
+    with subprocess.Popen(
+        command, stdout=writer, stderr=subprocess.PIPE, text=True, env=env
+    ) as run:
+        os.close(writer)
+        err = run.stderr.read()
+    assert run.returncode == 141, err
+    assert err.strip() == (
+        "speclab train: stopped, as its output's reader went away (a closed pipe: | head); the "
+        f"last validation's checkpoint is kept in {tmp_path / 'run'}, and the same command goes "
+        "on from it"
+    )
+    assert (tmp_path / "run" / "checkpoint.npz").is_file()

@@ -454,8 +454,18 @@ def _run(args, name: str, run_dir: Path) -> int:
     try:
         log = train(cfg, run_dir, out=args.out, max_minutes=args.max_minutes, stop_at=args.stop_at,
                     init_from=args.init_from, scale_heads=scales)  # fmt: skip
-    except BrokenPipeError:
-        raise  # the command line's own handling: a closed pipe ends quietly
+    except BrokenPipeError:  # `speclab train ... | head -1`: the run stops with its reader
+        if (run_dir / "checkpoint.npz").is_file():
+            again = same_command(args.init_from, args.scale_attention)
+            said = f"the last validation's checkpoint is kept in {run_dir}, and {again} goes on from it"
+        else:
+            said = "nothing was saved yet"
+        try:  # on stderr, which the pipe leaves to the terminal
+            print(printable(f"speclab train: stopped, as its output's reader went away (a closed "
+                            f"pipe: | head); {said}"), file=sys.stderr)  # fmt: skip
+        except OSError:
+            pass
+        raise  # the command line's own handling: status 141, no traceback
     except OSError as error:
         saved = (run_dir / "checkpoint.npz").is_file()  # then --init-from would be refused
         again = same_command(args.init_from, args.scale_attention) if saved else "the same command"
