@@ -4,6 +4,7 @@ to end: it trains, resumes from its checkpoints (or refuses them, with a message
 
 import errno
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -153,6 +154,13 @@ def test_set_changes_a_field_and_names_a_bad_one():
             with_overrides(cfg, [bad])
     with pytest.raises(ValueError, match="cannot load a model of this shape"):
         with_overrides(cfg, ["n_layer=300"])  # speclab's loaders refuse it: not after hours
+    for said, bad in [  # each as it read before: "'inf' is not a valid float", 301 digits of
+        ("lr must be a finite number", "lr=inf"),  # steps, "the train text is 1 bytes" after
+        ("--set steps=1e+300: at most 10,000,000", "steps=1e300"),  # the corpus was loaded
+        ("--set max_corpus_bytes=1: this recipe needs at least 12,288", "max_corpus_bytes=1"),
+    ]:  # (12,288 = 8 x n_ctx 1,024 + 4,096, train.py's floor)
+        with pytest.raises(ValueError, match=re.escape(said)):
+            with_overrides(cfg, [bad])
 
 
 def test_out_that_cannot_take_the_weights_is_refused_before_training(tmp_path):

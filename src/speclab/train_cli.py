@@ -125,7 +125,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
             value = float(text) if kind is float or "e" in text.lower() else int(text)
         except ValueError:
             value = None
-        if value is None or not math.isfinite(value) or kind is int and value != int(value):
+        if value is not None and not math.isfinite(value):
+            raise ValueError(f"--set {setting!r}: {name} must be a finite number")
+        if value is None or kind is int and value != int(value):
             raise ValueError(f"--set {setting!r}: {text.strip()!r} is not a valid {kind.__name__}"
                              + (" (a whole number)" if kind is int else ""))  # fmt: skip
         if name in changes and changes[name] != kind(value):
@@ -140,8 +142,12 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
             raise ValueError(f"--set {name}={getattr(cfg, name)}: must be above 0")
     for name in ("steps", "warmup"):  # a typo such as 1e12: an ETA of millions of hours
         if getattr(cfg, name) > MAX_STEPS:
-            raise ValueError(f"--set {name}={getattr(cfg, name):,}: at most {MAX_STEPS:,} "
-                             "(months on a CPU)")  # fmt: skip
+            given = (
+                f"{getattr(cfg, name):,}"
+                if getattr(cfg, name) < 10**15
+                else f"{getattr(cfg, name):.3g}"
+            )
+            raise ValueError(f"--set {name}={given}: at most {MAX_STEPS:,} (months on a CPU)")
     if cfg.batch_tokens > MAX_BATCH_TOKENS:  # 1e20 reached numpy as "array is too big"
         raise ValueError(f"--set batch_tokens={cfg.batch_tokens:,}: at most "
                          f"{MAX_BATCH_TOKENS:,} (the recipes take 4,096)")  # fmt: skip
@@ -150,6 +156,10 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
                          f"{cfg.n_ctx:,}; a step takes whole rows, and stage 2's rows are the "
                          f"whole context: --set batch_tokens={cfg.n_ctx:,} or more, or a smaller "
                          "n_ctx")  # fmt: skip
+    least = 8 * cfg.n_ctx + 4096  # train.py's floor: the rows and copy documents must fit
+    if 0 < cfg.max_corpus_bytes < least:  # (validation takes a quarter: 2 * n_ctx + 1024)
+        raise ValueError(f"--set max_corpus_bytes={cfg.max_corpus_bytes:,}: this recipe needs "
+                         f"at least {least:,} (0: the whole standard library)")  # fmt: skip
     if cfg.n_ctx < MIN_N_CTX:
         raise ValueError(f"--set n_ctx={cfg.n_ctx}: must be at least {MIN_N_CTX}, the room "
                          "a copy probe needs (text, a snippet, a blank line, the snippet "
