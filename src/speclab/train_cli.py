@@ -144,7 +144,7 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
         if getattr(cfg, name) > MAX_STEPS:
             given = (
                 f"{getattr(cfg, name):,}"
-                if getattr(cfg, name) < 10**15
+                if getattr(cfg, name) < 10**21
                 else f"{getattr(cfg, name):.3g}"
             )
             raise ValueError(f"--set {name}={given}: at most {MAX_STEPS:,} (months on a CPU)")
