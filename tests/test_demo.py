@@ -148,6 +148,7 @@ def test_use_color_rules(monkeypatch):
         ([], "give a prompt"),
         (["x", "--example", "repeat"], "not both"),
         (["x" * 250, "--max-new-tokens", "10"], "exceeds the model's context window of 256"),
+        (["x", "--max-new-tokens", "300"], "the prompt (1 token) + --max-new-tokens (300)"),
         (["x", "--max-new-tokens", "0"], "--max-new-tokens must be at least 1"),
         (["x", "--min-ngram", "3", "--max-ngram", "2"], "--min-ngram"),
         (["x", "--max-ngram", "16"], "--max-ngram must be at most 15"),

@@ -1323,6 +1323,14 @@ def test_a_run_stopped_before_the_recipe_ends_says_so_and_how_to_go_on(tmp_path)
     done = run_train("smoke", "--smoke", "--run-dir", tmp_path / "run")
     assert done.returncode == 0 and "smoke: 6 steps, " in done.stdout
     assert "stopped at" not in done.stdout
+    # --max-minutes alone: it said "the same command without --stop-at (or with more
+    # --max-minutes)", a flag never given, and the same time again could stop it at once
+    timed = run_train("smoke", "--smoke", "--run-dir", tmp_path / "timed", "--max-minutes", "1e-9")
+    assert timed.returncode == 0, timed.stderr
+    assert (
+        "stopped at step 1 of the recipe's 6: the same command with more --max-minutes (or none) "
+        "goes on from its checkpoint" in timed.stdout
+    )
 
 
 def test_a_run_started_without_stdout_trains_to_its_end(tmp_path):

@@ -299,7 +299,7 @@ def _check_context(args, prompt_tokens: list[int], n_ctx: int, which: str = "mod
     reading a long prompt, or silently stop drafting and make speculation look useless."""
     if len(prompt_tokens) + args.max_new_tokens > n_ctx:
         raise DemoError(
-            f"the prompt ({len(prompt_tokens)} tokens) + --max-new-tokens "
+            f"the prompt ({counted(len(prompt_tokens), 'token')}) + --max-new-tokens "
             f"({args.max_new_tokens}) exceeds the {which}'s context window of {n_ctx} tokens"
         )
 

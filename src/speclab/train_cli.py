@@ -410,10 +410,12 @@ def _summary(name: str, cfg: TrainConfig, log: dict, args=None) -> str:
         again = same_command(
             getattr(args, "init_from", None),
             getattr(args, "scale_attention", None),
-            without=("--stop-at",),
+            without=("--stop-at",) if getattr(args, "stop_at", None) else (),
         )
+        if getattr(args, "max_minutes", None):  # the same time again might stop it at once
+            again += " and" * (" without " in again) + " with more --max-minutes (or none)"
         unfinished = (f"; stopped at step {step:,} of the recipe's {cfg.steps:,}: {again} "
-                      "(or with more --max-minutes) goes on from its checkpoint")  # fmt: skip
+                      "goes on from its checkpoint")  # fmt: skip
     return (f"{name}: {counted(step, 'step')}, {log['seconds']:.0f} s, "
             f"validation {last.get('val_bits_per_byte')} bits/byte{mean}{unfinished}")  # fmt: skip
 
