@@ -99,3 +99,23 @@ def test_a_path_too_long_for_the_file_system_names_its_option(tmp_path, capsys, 
     assert err.endswith(
         "a name in this path is longer than the file system allows (File name too long)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["train", "smoke", "--max-minutes", "-inf"], "write --max-minutes=-inf"),
+        (["train", "smoke", "--scale-attention", "-0.1=2"], "write --scale-attention=-0.1=2"),
+        (["train", "smoke", "--max-minutes"], None),  # no value at all: nothing to rewrite
+    ],
+)
+def test_a_value_that_starts_with_a_dash_gets_a_hint(argv, hint, capsys):
+    """`--max-minutes -inf` ended in "expected one argument", as if no value were given."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "expected one argument" in err
+    if hint is None:
+        assert "starts with '-'" not in err
+    else:
+        assert err.rstrip().endswith(f"; to give a value that starts with '-', {hint}")

@@ -54,6 +54,9 @@ def build_parser(argv: list[str] | None = None):
                     argparse_words.WITH_HINT if tr is None else tr.gettext(argparse_words.WITH_HINT)
                 )
                 message = joined.format(problem=message, hint=hint)
+            elif dashed := _dashed_value(message, arguments):  # --max-minutes -inf
+                option, value = dashed
+                message += f"; to give a value that starts with '-', write {option}={value}"
             elif found := self._dashed_prompt(arguments):
                 from speclab.student_files import shown
 
@@ -169,6 +172,21 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _dashed_value(message: str, argv: list[str]) -> tuple[str, str] | None:
+    """(option, value) where argparse said an option expected an argument because the value
+    given after it starts with '-' (argparse reads "-inf" or "-0.1=2" as an option)."""
+    import re
+
+    found = re.fullmatch(r"argument (\S+): expected one argument", message)
+    if found is None:
+        return None
+    names = found[1].split("/")  # "-o/--out"
+    for i, text in enumerate(argv[:-1]):
+        if text in names and argv[i + 1].startswith("-") and argv[i + 1] != "--":
+            return text, argv[i + 1]
+    return None
 
 
 def _dashed_file(argv: list[str]) -> str | None:
