@@ -254,3 +254,15 @@ def test_a_persian_file_name_keeps_its_joiners_and_the_summary_lines_up(tmp_path
 
     ends = {_display_width(line.rstrip()) for line in lines}  # rows of equal width line up
     assert len(ends) == 1, lines
+
+
+def test_a_dash_for_standard_input_is_named(tmp_path, monkeypatch, capsys):
+    """`speclab check-guesses -` said "-: no such file"; many commands read standard input
+    from "-", so the reason is the one to give. A file really named "-" is still read."""
+    from speclab.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["check-guesses", "-"]) == 1
+    assert "-: the checker reads files, not standard input" in capsys.readouterr().err
+    (tmp_path / "-").write_text("prefix,guess,expected_output\n,ABX,ABC\n", "utf-8")
+    assert main(["check-guesses", "-"]) == 0

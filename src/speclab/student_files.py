@@ -145,6 +145,10 @@ def _read_bytes(path: Path) -> bytes:
     except FileNotFoundError:
         if os.path.islink(path):
             raise GuessFileError(N_("{name}: is a broken link"), name=name) from None
+        if str(path) == "-":  # many commands read standard input from "-": this one does not
+            raise GuessFileError(
+                N_("-: the checker reads files, not standard input; give the CSV file's name")
+            ) from None
         raise GuessFileError(N_("{name}: no such file"), name=name) from None
     except OSError as error:
         raise GuessFileError(
