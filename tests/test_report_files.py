@@ -165,3 +165,17 @@ def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch):
         write_together({target: "{}" * 100_000})
     assert caught.value.filename == str(target) and caught.value.strerror
     assert not target.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_what_stands_where_a_folder_should_is_named_as_what_it_is(tmp_path):
+    """`--out /dev/full` and `--out FIFO` were called "a file, not a folder"."""
+    from speclab.report_files import kind_of
+
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "file").write_text("", "utf-8")
+    assert kind_of(tmp_path / "pipe") == "a pipe" and kind_of(tmp_path / "file") == "a file"
+    with pytest.raises(OSError, match="--out .*pipe is a pipe, not a folder"):
+        writable_folder(tmp_path / "pipe")
+    if os.path.exists("/dev/null"):
+        assert kind_of(Path("/dev/null")) == "a device"

@@ -24,7 +24,7 @@ hidden folder, and the first failed.
 
 from pathlib import Path, PurePosixPath
 
-from speclab.report_files import broken_link
+from speclab.report_files import broken_link, kind_of
 
 STAGE_PREFIX = ".speclab-building-"  # the folder a build is made in before it is moved
 MARKER = ".speclab-handouts"  # in the output folder: the files the last build wrote
@@ -104,7 +104,7 @@ def check_out_dir(out_dir: Path, lessons_dir: Path, this_build: list[Path]) -> l
         raise HandoutError(f"--out {out_dir} is inside the lesson folder {lessons_dir}: "
                            "choose a folder outside it (default: build/handouts)")  # fmt: skip
     if out_dir.exists() and not out_dir.is_dir():
-        raise HandoutError(f"--out {out_dir} is a file, not a folder")
+        raise HandoutError(f"--out {out_dir} is {kind_of(out_dir)}, not a folder")
     for name in BUILD_FOLDERS[1:]:  # a build writes in these: they must be its own folders
         folder = out_dir / name
         if folder.is_symlink():  # the pages would land wherever it points (answers -> ~/x)

@@ -59,6 +59,19 @@ def unlisted(folder: Path) -> str | None:
         return error.strerror or str(error)
 
 
+def kind_of(path: Path) -> str:
+    """What stands at a path that is not a folder, in words: a file, a pipe, a device..."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "a file"
+    kinds = {stat.S_ISFIFO: "a pipe", stat.S_ISCHR: "a device", stat.S_ISBLK: "a device",
+             stat.S_ISSOCK: "a socket"}  # fmt: skip
+    return next((kind for test, kind in kinds.items() if test(mode)), "a file")
+
+
 def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] = ()) -> Path:
     """out, made if missing and tried with a temporary file; OSError naming the problem if not.
 
@@ -68,7 +81,7 @@ def writable_folder(out: Path, name: str | None = None, files: tuple[str, ...] =
     out = Path(out)
     name = name or f"--out {out}"
     if out.exists() and not out.is_dir():
-        raise OSError(f"{name} is a file, not a folder")
+        raise OSError(f"{name} is {kind_of(out)}, not a folder")
     if problem := broken_link(out):
         raise OSError(f"{name} {problem}; give another folder")
     for file in files:
