@@ -266,3 +266,29 @@ def test_a_dash_for_standard_input_is_named(tmp_path, monkeypatch, capsys):
     assert "-: the checker reads files, not standard input" in capsys.readouterr().err
     (tmp_path / "-").write_text("prefix,guess,expected_output\n,ABX,ABC\n", "utf-8")
     assert main(["check-guesses", "-"]) == 0
+
+
+def test_a_summary_keeps_its_columns_where_a_console_writes_names_as_codes(tmp_path):
+    """On a cp1252 console 无名 is written \\u65e0\\u540d, ten columns where the table had
+    kept four: every column after it slid right."""
+    import os
+    import subprocess
+    import sys
+
+    for name in ("bob", "无名"):
+        (tmp_path / f"{name}.csv").write_text("prefix,guess,expected_output\n,ABX,ABC\n", "utf-8")
+    env = os.environ | {
+        "PYTHONIOENCODING": "cp1252",
+        "LANGUAGE": "",
+        "LC_ALL": "",
+        "LANG": "C.UTF-8",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "speclab", "check-guesses", "--summary", str(tmp_path)],
+        capture_output=True, env=env, timeout=120,
+    )  # fmt: skip
+    lines = result.stdout.decode("cp1252").splitlines()
+    header = next(line for line in lines if line.startswith("student"))
+    rows = [line for line in lines if line.startswith(("bob", "\\u65e0"))]
+    assert len(rows) == 2, lines
+    assert {row.index(" 1 ") + 1 for row in rows} == {header.index("rows")}, lines

@@ -155,13 +155,27 @@ def format_report(
 
 
 def _display_width(text: str) -> int:
-    """Columns a terminal gives the text: a Chinese character takes two, a joiner none."""
+    """Columns a terminal gives the text: a Chinese character takes two, a joiner none; on a
+    console that cannot show a letter, its code as speclab.cli writes it (\\u65e0)."""
     if text.isascii():
         return len(text)
+    text = _as_printed(text)
     return sum(
         2 if unicodedata.east_asian_width(char) in "WF" else 0 if char in "\u200c\u200d" else 1
         for char in text
     )
+
+
+def _as_printed(text: str) -> str:
+    """text as standard output will write it: with the stream's own error handler, which
+    speclab.cli sets to write what the encoding lacks as a lookalike or a \\u code."""
+    encoding, errors = getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)
+    if not encoding:
+        return text
+    try:
+        return text.encode(encoding, errors or "strict").decode(encoding, "replace")
+    except (UnicodeError, LookupError):
+        return text
 
 
 def _table_line(cells: list[str], widths: list[int]) -> str:
