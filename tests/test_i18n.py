@@ -329,7 +329,7 @@ def test_an_unknown_language_is_a_usage_error(capsys):
         (["--lang=fa"], {}, "speclab check-guesses: خطا: این آرگومان‌ها لازم‌اند: FILE"),
         (["--la", "zh", ""], {}, "错误：参数 FILE：路径是空的：请写出文件或文件夹的名字"),
         (["--lang", "de", "a.csv"], {"LANG": "zh_CN.UTF-8"}, "错误：参数 --lang：无效的选择 'de'"),
-        (["--bogus", "a.csv"], {"LANG": "fa_IR.UTF-8"}, "خطا: آرگومان‌های ناشناخته: --bogus"),
+        (["--bogus", "a.csv"], {"LANG": "fa_IR.UTF-8"}, "خطا: آرگومان‌های ناشناخته: \u200e--bogus"),
         (["--lang", "zh", "a.csv", "--lang"], {}, "错误：参数 --lang 后面需要一个值"),
     ],
 )
@@ -733,3 +733,19 @@ def test_translated_notebooks_share_one_say_and_it_carries_the_language(monkeypa
     assert shown[0].data == '<div lang="fa" dir="rtl">\n\n**۳** حدس\n\n</div>'
     with pytest.raises(ValueError, match="no such language: 'xx'"):
         speaker("xx")
+
+
+def test_chinese_help_fits_the_terminals_columns(monkeypatch, capsys):
+    """argparse wraps help by characters: a line of Chinese, two columns a character, came out
+    100 columns wide on an 80-column terminal, which then broke it mid-phrase."""
+    from speclab.argparse_words import columns
+
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["check-guesses", "--lang", "zh", "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    assert max(columns(line) for line in lines) <= 80, lines
+    assert "141 输出写进了已关闭的管道" in "".join(lines)  # wrapped, nothing lost
+    with pytest.raises(SystemExit):
+        main(["check-guesses", "--lang", "zh", "--summary=3", "a.csv"])
+    assert "错误：参数 --summary 不带值，却给了 '3'" in capsys.readouterr().err

@@ -8,6 +8,7 @@ no catalogue for these languages). So `speclab.cli` passes what argparse formats
 Left out: the other commands, which serve lessons 04-07, written in English.
 """
 
+import argparse
 import re
 
 from speclab.i18n import N_
@@ -37,13 +38,16 @@ ERRORS = [
      N_("argument {name}: invalid choice: {value} (choose from {choices})")),
     (r"argument (?P<name>\S+): expected one argument",
      N_("argument {name}: expected one argument")),
+    (r"argument (?P<name>\S+): ignored explicit argument (?P<value>.+)",
+     N_("argument {name}: takes no value, but was given {value}")),
     (r"argument (?P<name>\S+): (?P<problem>.+)", N_("argument {name}: {problem}")),
 ]  # fmt: skip
 
 
 def translate_parser(parser, tr) -> None:
     """The parser's description, each argument's help and its epilog, in tr's language (a
-    text with no translation stays as it is)."""
+    text with no translation stays as it is), wrapped to the columns a terminal gives them."""
+    parser.formatter_class = ColumnsFormatter
     parser.description = parser.description and tr.gettext(parser.description)
     for action in parser._actions:
         if action.help:
@@ -69,3 +73,42 @@ def error_text(message: str, tr) -> str:
                 values["problem"] = tr.gettext(values["problem"])
             return tr.gettext(template).format(**values)
     return message
+
+
+WIDE = (
+    "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
+)
+
+
+def columns(text: str) -> int:
+    """The columns a terminal gives text: a Chinese character or full-width sign takes two,
+    a zero-width joiner none."""
+    return sum(2 if re.match(WIDE, c) else 0 if c in "\u200c\u200d\u200e" else 1 for c in text)
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """text in lines of at most width columns: between words, and between any two Chinese
+    characters (argparse counts characters, so a Chinese line came out twice as wide)."""
+    pieces = re.findall(
+        f"{WIDE}|[^\\s\\u2e80-\\ua4cf\\uff00-\\uffef]+|\\s+", " ".join(text.split())
+    )
+    lines, line = [], ""
+    for piece in pieces:
+        if piece.isspace():
+            line += " " if line else ""
+            continue
+        if line.strip() and columns(line + piece) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines
+
+
+class ColumnsFormatter(argparse.HelpFormatter):
+    """argparse's help layout, with lines wrapped by the columns they take (see wrapped)."""
+
+    def _split_lines(self, text, width):
+        return wrapped(text, width)
+
+    def _fill_text(self, text, width, indent):
+        return "\n".join(indent + line for line in wrapped(text, width - len(indent)))
