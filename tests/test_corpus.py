@@ -136,20 +136,28 @@ def test_weighted_batches_weigh_exactly_the_hard_bytes_of_verbatim_repeats(n_seq
     text = np.frombuffer(b"".join(p.read_bytes() for p in sources), dtype=np.uint8)  # anywhere
     cfg = TrainConfig(copy_fraction=1.0, verbatim_fraction=0.7, interleave_fraction=0.5,
                       block_fraction=0.5, hard_copy_weight=4.0, hard_copy_bytes=4)  # fmt: skip
-    inputs, targets, weights = batch(text, 24, n_seq, np.random.default_rng(1), cfg, weighted=True)
-    plain = batch(text, 24, n_seq, np.random.default_rng(1), cfg)
-    assert (inputs == plain[0]).all() and (targets == plain[1]).all()  # the same draws
-    # the same documents again, each byte of a verbatim repeat judged by context_needed
-    rng, expected = np.random.default_rng(1), np.ones((24, n_seq + 1))
-    for row in range(24):
-        rng.random()  # a copy row or not: always a copy row here
-        data = b""
-        while len(data) < n_seq + 1:
-            piece, between, again, end = copy_document_parts(text, rng, n_seq // 3 - 8, cfg)
-            for j in range(len(again) if again == piece else 0):  # renamed: not weighed
-                at = len(data) + len(piece) + len(between) + j
-                if at <= n_seq and context_needed(piece, j) >= 4:
-                    expected[row, at] = 4.0
-            data += piece + between + again + end
-        assert data.startswith(bytes(inputs[row].astype(np.uint8)))
-    assert (weights == expected[:, 1:]).all() and (weights == 4.0).sum() > 10
+    weighted = 0
+    for seed in range(1, 9):  # batches until enough weighted bytes were checked (one batch of
+        # rows of 64 held 3 or 4 when the text changed, so a count per batch is a poor test)
+        inputs, targets, weights = batch(text, 24, n_seq, np.random.default_rng(seed), cfg,
+                                         weighted=True)  # fmt: skip
+        plain = batch(text, 24, n_seq, np.random.default_rng(seed), cfg)
+        assert (inputs == plain[0]).all() and (targets == plain[1]).all()  # the same draws
+        # the same documents again, each byte of a verbatim repeat judged by context_needed
+        rng, expected = np.random.default_rng(seed), np.ones((24, n_seq + 1))
+        for row in range(24):
+            rng.random()  # a copy row or not: always a copy row here
+            data = b""
+            while len(data) < n_seq + 1:
+                piece, between, again, end = copy_document_parts(text, rng, n_seq // 3 - 8, cfg)
+                for j in range(len(again) if again == piece else 0):  # renamed: not weighed
+                    at = len(data) + len(piece) + len(between) + j
+                    if at <= n_seq and context_needed(piece, j) >= 4:
+                        expected[row, at] = 4.0
+                data += piece + between + again + end
+            assert data.startswith(bytes(inputs[row].astype(np.uint8)))
+        assert (weights == expected[:, 1:]).all()
+        weighted += int((weights == 4.0).sum())
+        if weighted > 40:
+            break
+    assert weighted > 40
