@@ -749,3 +749,18 @@ def test_chinese_help_fits_the_terminals_columns(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["check-guesses", "--lang", "zh", "--summary=3", "a.csv"])
     assert "错误：参数 --summary 不带值，却给了 '3'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"), [("zh", "已中断"), ("fa", "متوقف شد"), ("en", "interrupted")]
+)
+def test_ctrl_c_in_check_guesses_is_said_in_the_learners_language(monkeypatch, capsys, lang, said):
+    """Every other line of `check-guesses --lang zh` was Chinese; a Ctrl-C was "interrupted"."""
+    import speclab.guesses_report
+
+    def stopped(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(speclab.guesses_report, "run", stopped)
+    assert main(["check-guesses", "--lang", lang, str(data_dir() / "guesses.csv")]) == 130
+    assert capsys.readouterr().err == f"{said}\n"

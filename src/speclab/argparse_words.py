@@ -24,6 +24,7 @@ SHARED_EXIT_STATUS = N_(
     "closed pipe (| head)"
 )
 DESCRIPTION = N_("check a CSV of guesses against the ABCDEFG path")  # speclab.cli.SUBCOMMANDS
+INTERRUPTED = N_("interrupted")  # Ctrl-C or SIGTERM (speclab.cli.main)
 EMPTY_PATH = N_("an empty path: give a file or folder name")  # speclab.cli.path_argument's
 WITH_HINT = N_("{problem}; {hint}")  # an error, then how to get round it
 DASHED_FILE = N_("'{name}' is read as an option: to name the file, write ./{name} or put -- "

@@ -147,6 +147,17 @@ def build_parser(argv: list[str] | None = None):
     return parser
 
 
+def _interrupted(argv: list[str]) -> str:
+    """ "interrupted", in the learner's language where TRANSLATED speaks it."""
+    try:
+        from speclab.argparse_words import INTERRUPTED
+
+        tr = _learner_translation(argv)
+    except BaseException:  # a second Ctrl-C while the catalogue loads: English it is
+        return "interrupted"
+    return "interrupted" if tr is None else tr.gettext(INTERRUPTED)
+
+
 def _learner_translation(argv: list[str]):
     """The catalogue for TRANSLATED's messages when argv runs it in Chinese or Persian (its
     --lang, which argparse lets a student shorten to --l, or else the environment); else None."""
@@ -260,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             raise KeyboardInterrupt
         return status
     except KeyboardInterrupt as error:
-        print("interrupted", file=sys.stderr)
+        print(_interrupted(sys.argv[1:] if argv is None else argv), file=sys.stderr)
         return 143 if isinstance(error, Terminated) else 130
     except BrokenPipeError:
         _silence_stdout()
