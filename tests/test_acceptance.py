@@ -49,7 +49,7 @@ INVALID = [
     ("ABD", "E", "prefix_not_on_path", "not a prefix"),
     ("X", "B", "prefix_not_on_path", "not a prefix"),
     ("ABCDEFG", "A", "prefix_complete", "whole path"),
-    ("ABCD", "EFGH", "guess_too_long", "only 3 remain"),
+    ("ABCD", "EFGH", "guess_too_long", "has only 3 left"),
     ("", "ABCDEFGH", "guess_too_long", "only 7 are on the path ABCDEFG"),
     ("ab", "C", "lowercase", "capitals"),
 ]

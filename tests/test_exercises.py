@@ -226,7 +226,7 @@ EXPECTED_PROBLEMS = {
     6: "'1'",
     7: "not a prefix",
     8: "whole path",
-    9: "only 3 remain",
+    9: "has only 3 left",
     10: "broken quoting",
     11: "leave the prefix cell blank",
     12: "use capitals",
@@ -555,7 +555,7 @@ def test_rows_are_numbered_by_record_after_a_multi_line_cell(tmp_path):
     frame = check_guesses(write(tmp_path, "g.csv", content))
     errors = checked_rows(frame)
     assert list(errors) == [2, 3, 5, 6]  # the blank record is row 4, as a spreadsheet shows
-    assert "use capitals" in errors[3] and "only 3 remain" in errors[6]
+    assert "use capitals" in errors[3] and "has only 3 left" in errors[6]
     assert errors[2] == errors[5] == ""
 
 
@@ -1600,3 +1600,17 @@ def test_the_copy_benchmarks_say_when_this_python_holds_another_corpus(tmp_path)
             assert result.returncode == 0, result.stderr
             said = "is not the text the model was trained and measured on (Python 3.9.0 standard"
             assert (said in result.stderr) == noted, (script, name, result.stderr)
+
+
+def test_one_letter_left_reads_as_english():
+    """ "only 1 remain after prefix 'ABCDEF'": the message now reads for 1 and for more."""
+    from speclab.acceptance import InvalidGuess, verify_on_path
+    from speclab.exercises import explain_invalid
+
+    said = explain_invalid("ABCDEF", "GH")
+    assert (
+        said
+        == "guess 'GH' has 2 letters but the path ABCDEFG has only 1 left after prefix 'ABCDEF'"
+    )
+    with pytest.raises(InvalidGuess, match="has only 1 left after prefix"):
+        verify_on_path("ABCDEF", "GH")

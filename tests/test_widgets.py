@@ -111,7 +111,7 @@ def test_path_explorer_table_rows():
         ("", "A1", "only capital letters"),
         ("ABD", "E", "not a prefix"),
         ("ABCDEFG", "A", "whole path"),
-        ("ABCD", "EFGH", "only 3 remain"),
+        ("ABCD", "EFGH", "has only 3 left"),
         ("", "ABCDEFGH", "only 7 are on the path ABCDEFG"),  # not "after prefix ''"
         ("(empty)", "ABC", "leave the prefix cell blank"),  # the placeholder, as the CSV says
     ],

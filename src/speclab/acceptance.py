@@ -163,11 +163,11 @@ def _check_inputs(prefix: str, guess: str, path: str) -> None:
     remaining = len(path) - len(prefix)
     if len(guess) > remaining:
         raise InvalidGuess(
-            f"guess {shown_text(guess)!r} has {len(guess)} letters but only {remaining} "
+            f"guess {shown_text(guess)!r} has {len(guess)} letters but "
             + (
-                f"remain after prefix {shown_text(prefix)!r} on the path {path}"
+                f"the path {path} has only {remaining} left after prefix {shown_text(prefix)!r}"
                 if prefix
-                else f"are on the path {path}"
+                else f"only {remaining} are on the path {path}"
             ),
             "guess_too_long",
         )

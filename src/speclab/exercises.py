@@ -265,9 +265,9 @@ def _invalid_message(prefix: str, guess: str, path: str) -> Message | None:
         )
     remaining = len(path) - len(prefix)
     if len(guess) > remaining:
-        template = N_(
-            "guess {guess!r} has {length} letters but only {remaining} "
-            "remain after prefix {prefix!r} on the path {path}"
+        template = N_(  # "has only 1 left": one wording for 1 and for more
+            "guess {guess!r} has {length} letters but the path {path} has only {remaining} "
+            "left after prefix {prefix!r}"
         )
         if not prefix:  # "after prefix ''" read oddly
             template = N_(
