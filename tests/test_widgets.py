@@ -298,3 +298,14 @@ def test_the_path_explorer_reads_guesses_as_the_quiz_does_and_repeats_them_short
         assert "new output: ABC" in said(explorer), guess
         game = QuizGame(answers=[answer, "56", "6", "90"])
         assert game.accepted == 4 and "\\u" not in said(game), answer
+
+
+def test_a_value_typed_off_the_readout_is_the_value_the_readout_shows():
+    """The front end keeps a typed value within min and max only: c = 0.004 was shown as 0.00
+    while the speedup (0.96x, "slower than greedy") was computed with 0.004."""
+    explorer = SpeedupExplorer(alpha=0.0, k=10, c=0.05)
+    explorer.c.value = 0.004  # what typing 0.004 into the readout sends
+    assert explorer.c.value == 0.0
+    assert "<b>1.00\u00d7</b> (break even with greedy)" in explorer.text.value  # Eq. 1 at c = 0
+    explorer.alpha.value = 0.999  # shown as 1.00: computed as 1.00
+    assert explorer.alpha.value == 1.0 and "<b>11.000</b> tokens per round" in explorer.text.value

@@ -211,6 +211,19 @@ def test_boundary_explorer_where_no_alpha_pays():
     assert "<b>none: no \u03b1 pays</b> (with the verify cost)" in explorer.text.value
     assert "s: loses" in explorer.text.value and "breaks even" not in explorer.text.value
     assert explorer.verdicts() == {"s": False}
+    # a scenario with no drafted rounds has no alpha to lose with: it said "loses" here
+    nothing = BoundaryExplorer({"no drafts": float("nan")}, k=1, c=1.0, verify_per_position=0.5)
+    assert "no drafts: no data" in nothing.text.value
+
+
+def test_boundary_legend_gives_v_as_its_slider_does():
+    """At v = 0.125 (the handout's case, r = 1.5 at k = 4) the legend said 1 + 0.12·k."""
+    explorer = BoundaryExplorer({"copy-heavy": 0.88}, k=4, c=0.02, verify_per_position=0.125)
+    labels = [t.get_text() for t in explorer.figure.axes[0].get_legend().get_texts()]
+    assert (
+        "verify = 1 + 0.125\u00b7k steps" in labels
+        and "r = 1 + k\u00b7v = 1.50" in explorer.text.value
+    )
 
 
 def test_boundary_explorer_draws_a_name_holding_half_a_character():

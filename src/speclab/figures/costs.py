@@ -384,8 +384,9 @@ def boundary_figure(
     with matplotlib.rc_context(PROJECTOR):
         fig, ax = plt.subplots(figsize=(12, 5.6), layout="constrained")
         ax.plot(grid, leviathan, color=OKABE_ITO["blue"], lw=3, label="Leviathan: verify = 1 step")
+        # v as lesson 06's slider shows it: 0.125, not 0.12 beside its r = 1.50
         ax.plot(grid, with_verify, color=OKABE_ITO["vermillion"], lw=3, ls="--",
-                label=f"verify = 1 + {verify_per_position:.2f}\u00b7k steps")  # fmt: skip
+                label=f"verify = 1 + {verify_per_position:g}\u00b7k steps")  # fmt: skip
         ax.axhline(1.0, color="black", ls=":", lw=2, label="greedy")
         ax.fill_between(grid, 0, np.minimum(with_verify, 1.0), where=with_verify < 1,
                         color="#EEEEEE", hatch="//", edgecolor="#BBBBBB", label="loses time")  # fmt: skip

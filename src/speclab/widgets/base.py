@@ -45,10 +45,28 @@ class Shown:
         if _not_a_number(change):  # a slider set from code to nan or inf: it goes back
             change["owner"].value = change["old"]
             return
+        if (shown := _as_shown(change)) is not None:  # its own change updates the widget
+            change["owner"].value = shown
+            return
         self.update()
 
     def update(self) -> None:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
+
+
+def _as_shown(change) -> float | None:
+    """The value a float slider's readout shows, where the slider holds another (None where
+    they agree): a value typed into the readout is only kept within min and max by the front
+    end, so c = 0.004 was computed with while the readout and every sentence said 0.00."""
+    owner, new = change.get("owner"), change.get("new")
+    if not isinstance(owner, widgets.FloatSlider) or not isinstance(new, float):
+        return None
+    try:
+        shown = float(format(new, owner.readout_format))
+    except ValueError:  # a readout format that is not a number's
+        return None
+    shown = min(owner.max, max(owner.min, shown))
+    return None if shown == new else shown
 
 
 def _not_a_number(change) -> bool:

@@ -154,7 +154,7 @@ class BoundaryExplorer(Shown):
             for alpha, no_alpha in zip((leviathan, with_verify), never, strict=True)
         ]
         verdicts = ", ".join(
-            f"{name}: {'loses' if never[1] else _verdict(alpha, with_verify)}"
+            f"{name}: {'loses' if never[1] and np.isfinite(alpha) else _verdict(alpha, with_verify)}"
             for name, alpha in self.scenario_alphas.items()
         )
         r = 1.0 + self.verify.value * self.k.value  # the verify forward, in plain steps
