@@ -239,3 +239,22 @@ def test_drafter_game_shows_white_space_it_marks_and_no_empty_marks():
     assert f"<span style='{HTML_STYLES['bonus']}'>{VISIBLE[chr(10)]}</span>" in game.text.value
     game.submit("zz")  # rejected at once: nothing of it kept
     assert "'></span>" not in game.text.value
+
+
+def test_the_explorer_names_its_own_control_where_the_policy_switched_drafting_off(
+    models, monkeypatch
+):
+    """The line on rounds the adaptive policy left without drafts ended "--fixed-k drafts
+    every round", a flag of `speclab demo`, in a widget that has a tick box for it."""
+    import speclab.demo
+
+    real = speclab.demo.policy_off_line
+
+    def as_if_off(policy, rounds, fixed="--fixed-k drafts"):
+        policy.decisions[0].mode = "off"  # the first round: as a busy machine can make it
+        return real(policy, rounds, fixed)
+
+    monkeypatch.setattr(speclab.demo, "policy_off_line", as_if_off)
+    shown = explorer(models, prompt="repeat", drafter="lookup", k=2, adaptive=True)
+    assert "unticking &#x27;adaptive k&#x27; drafts every round" in shown.stats.value
+    assert "--fixed-k" not in shown.stats.value

@@ -325,10 +325,11 @@ def drafts_per_round(how: str, k: int) -> str:
     return f"{how} k = {counted(k, 'draft')} per round"
 
 
-def policy_off_line(policy: AdaptiveK, rounds: int) -> str:
+def policy_off_line(policy: AdaptiveK, rounds: int, fixed: str = "--fixed-k drafts") -> str:
     """Why some of the run's `rounds` drafted nothing, or "" if the adaptive policy never
     switched drafting off. (Its last round, which the decoder runs without asking the
-    policy, and rounds it spends timing a plain step are not 'off'.)"""
+    policy, and rounds it spends timing a plain step are not 'off'.) fixed: how to draft
+    every round instead, in the words of the command or widget that ran it."""
     off = sum(decision.mode == "off" for decision in policy.decisions)
     if not off:
         return ""
@@ -337,7 +338,7 @@ def policy_off_line(policy: AdaptiveK, rounds: int) -> str:
     return (
         f"drafting off in {off} of {counted(rounds, 'round')}{timing}: from its own timings on "
         "this machine the adaptive policy predicted that drafting would not pay there (a busy "
-        "machine can mislead it); --fixed-k drafts every round"
+        f"machine can mislead it); {fixed} every round"
     )
 
 

@@ -117,7 +117,8 @@ class SpeculativeExplorer(Shown):
                 "adaptive k chooses from this run's own timings on this machine, so running "
                 "it again may choose other k (and other counts); the text stays the same"
             )
-            lines += [off] if (off := policy_off_line(policy, len(self.result.rounds))) else []
+            off = policy_off_line(policy, len(self.result.rounds), "unticking 'adaptive k' drafts")
+            lines += [off] if off else []
         self.stats.value = "<br>".join([*map(html.escape, lines), f"<b>{html.escape(verdict)}</b>"])
         self.table.value = pd.DataFrame(round_rows(self.result)).to_html(
             index=False, float_format="{:.2f}".format
