@@ -67,9 +67,12 @@ def test_a_long_text_says_it_is_computing_while_the_forward_runs():
     shown = NextTokenExplorer(MODEL, text="hi")
     notes = []
     shown.note.observe(lambda change: notes.append(change["new"]), names="value")
-    shown.text.value = "x = 1\n" * 100  # 600 tokens
-    assert notes[0] == "<p>Computing: one forward over 600 tokens\u2026</p>"
-    assert notes[-1].startswith("<p>One forward over")
+    shown.text.value = "x = 1\n" * 100  # 600 tokens, of which the model reads its last 64
+    # it said "one forward over 600 tokens", then "One forward over the last 64 of 600"
+    assert notes[0] == "<p>Computing: one forward over the last 64 of 600 tokens\u2026</p>"
+    assert notes[-1].startswith("<p>One forward over the last 64 of 600 tokens.")
+    shown.text.value = "x = 1\n" * 300
+    assert shown.note.value.startswith("<p>One forward over the last 64 of 1,800 tokens.")
     notes.clear()
     shown.text.value = "short"
     assert not any("Computing" in note for note in notes)

@@ -51,18 +51,18 @@ class NextTokenExplorer(Shown):
             return
         t = self.temperature.value
         read = tuple(tokens[-self.model.config.n_ctx :])  # what the forward reads
+        seen = len(read)  # the model reads its last n_ctx tokens
+        over = (
+            f"the last {seen:,} of {len(tokens):,} tokens"
+            if seen < len(tokens)
+            else ("1 token" if seen == 1 else f"{seen:,} tokens")
+        )
         if self._last is None or self._last[0] != read:  # a new temperature needs no forward
             if len(tokens) > LONG_TEXT:  # a forward over a long text takes a moment: say so
-                self.note.value = f"<p>Computing: one forward over {len(tokens):,} tokens\u2026</p>"
+                self.note.value = f"<p>Computing: one forward over {over}\u2026</p>"
             self._last = (read, next_token_logits(self.model, tokens))
         self.choices = top_choices(self._last[1], t, self.n)
         top = self.choices[0]
-        seen = min(len(tokens), self.model.config.n_ctx)  # the model reads its last n_ctx tokens
-        over = (
-            f"the last {seen} of {len(tokens)} tokens"
-            if seen < len(tokens)
-            else ("1 token" if seen == 1 else f"{seen} tokens")
-        )
         self.note.value = (
             f"<p>One forward over {over}. Greedy decoding writes "
             f"<b>{html.escape(shown_token(top.token))}</b> ({top.probability:.1%} at temperature "
