@@ -1614,3 +1614,15 @@ def test_one_letter_left_reads_as_english():
     )
     with pytest.raises(InvalidGuess, match="has only 1 left after prefix"):
         verify_on_path("ABCDEF", "GH")
+
+
+def test_a_prefix_longer_than_the_path_is_called_longer():
+    """'ABCDEFGH' "leaves the path at position 8": it leaves nowhere, it is one letter too long."""
+    from speclab.acceptance import InvalidGuess, verify_on_path
+    from speclab.exercises import explain_invalid
+
+    said = "prefix 'ABCDEFGH' is longer than the path ABCDEFG: it has 8 letters, the path 7"
+    assert explain_invalid("ABCDEFGH", "A") == said
+    with pytest.raises(InvalidGuess, match=said):
+        verify_on_path("ABCDEFGH", "A")
+    assert "leaves the path at position 4" in explain_invalid("ABCX", "A")  # as before

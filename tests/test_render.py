@@ -195,3 +195,10 @@ def test_the_legend_says_what_each_whitespace_mark_stands_for():
     for legend in (legend_ansi(False), legend_html()):  # the terminal's and the notebook's
         for char, shown in VISIBLE.items():
             assert f"{shown[0]} {names[char]}" in legend
+
+
+def test_counted_writes_large_counts_as_the_rest_of_the_text_does():
+    """ "cut to its first 53 of 100000 bytes", where every other large number has separators."""
+    from speclab.render import counted
+
+    assert counted(1, "byte") == "1 byte" and counted(100_000, "byte") == "100,000 bytes"

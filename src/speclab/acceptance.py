@@ -148,6 +148,12 @@ def _check_inputs(prefix: str, guess: str, path: str) -> None:
         )
     _check_letters(guess, "guess")
     _check_letters(prefix, "prefix")
+    if prefix.startswith(path) and prefix != path:  # the whole path and more
+        raise InvalidGuess(
+            f"prefix {shown_text(prefix)!r} is longer than the path {path}: it has "
+            f"{len(prefix)} letters, the path {len(path)}",
+            "prefix_not_on_path",
+        )
     if not path.startswith(prefix):
         where = accept(prefix, path) + 1
         raise InvalidGuess(

@@ -72,8 +72,8 @@ class Piece:
 
 
 def counted(n: int, word: str) -> str:
-    """'1 byte', '30 bytes': a count with its noun, singular for one."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    """'1 byte', '30 bytes', '100,000 bytes': a count with its noun, singular for one."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def round_role(drafted: list[int], accepted: int) -> str:

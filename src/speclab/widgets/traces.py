@@ -224,7 +224,7 @@ class DrafterGame(Shown):
         notes = []
         if len(typed) > len(round_.drafted):
             notes.append(
-                f"Your guess was cut to its first {room} of {counted(len(typed), 'byte')}: "
+                f"Your guess was cut to its first {room:,} of {counted(len(typed), 'byte')}: "
                 f"{room + 1} new token{'s' * (room != 0)} {'are' if room else 'is'} left, and "
                 "every round ends with one of the target's own."
             )  # fmt: skip
