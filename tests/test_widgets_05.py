@@ -258,3 +258,15 @@ def test_the_explorer_names_its_own_control_where_the_policy_switched_drafting_o
     shown = explorer(models, prompt="repeat", drafter="lookup", k=2, adaptive=True)
     assert "unticking &#x27;adaptive k&#x27; drafts every round" in shown.stats.value
     assert "--fixed-k" not in shown.stats.value
+
+
+def test_drafter_game_drops_a_zero_width_space_pasted_before_a_guess(models):
+    """A zero-width space copied with the four spaces made the round '✗ 0 of your 7 bytes
+    kept', with a note on bytes the learner never saw typing."""
+    target, _ = models
+    greedy = greedy_decode(target, encode(PROMPTS["text"]), 20).tokens
+    guess = bytes(greedy[:3]).decode("latin-1")  # the right guess, as the test above makes it
+    game = DrafterGame(target, PROMPTS, prompt="text", max_new_tokens=20)
+    round_ = game.submit("\u200b" + guess)
+    assert round_.accepted == 3 and round_.drafted == greedy[:3], round_
+    assert "\u2717" not in game.last.value and "Counts are bytes" not in game.last.value

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from speclab.figures import CROSS, TICK
 from speclab.render import counted
-from speclab.widgets.base import Shown, figure_png, typed_text
+from speclab.widgets.base import Shown, figure_png, visible_text
 
 
 class SpeculativeExplorer(Shown):
@@ -206,7 +206,7 @@ class DrafterGame(Shown):
             return None
         from speclab.tokenizer import encode
 
-        typed = encode(typed_text(guess))
+        typed = encode(visible_text(guess))  # a zero-width space pasted in is not a guessed byte
         room = self.game.room  # before the round: verify cuts the guess to it
         round_ = self.game.verify(typed)
         self.guess.value = ""
