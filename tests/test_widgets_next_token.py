@@ -110,3 +110,15 @@ def test_every_label_stays_on_the_picture_even_at_certainty():
         for text in fig.axes[0].texts:
             box = text.get_window_extent(renderer)
             assert edge.x0 <= box.x0 and box.x1 <= edge.x1, (top, text.get_text())
+
+
+def test_a_long_text_updates_when_the_box_is_left_not_at_every_key():
+    """One forward a keystroke: at 1,200 tokens typing 20 characters queued 13-20 s of
+    forwards. A long text now updates when the learner leaves the box, and the note says so."""
+    shown = NextTokenExplorer(MODEL, text="hi")
+    assert shown.text.continuous_update and "click outside" not in shown.note.value
+    shown.text.value = "x = 1\n" * 100
+    assert not shown.text.continuous_update
+    assert shown.note.value.endswith("the bars now follow when you click outside the box.</p>")
+    shown.text.value = "short again"
+    assert shown.text.continuous_update and "click outside" not in shown.note.value

@@ -63,11 +63,19 @@ class NextTokenExplorer(Shown):
             self._last = (read, next_token_logits(self.model, tokens))
         self.choices = top_choices(self._last[1], t, self.n)
         top = self.choices[0]
+        # one forward a keystroke: on a long text typing queues forwards faster than they
+        # run (0.6 s each at 1,200 tokens), so the bars then follow when the box is left
+        self.text.continuous_update = len(tokens) <= LONG_TEXT
+        after = (
+            ""
+            if self.text.continuous_update
+            else " A long text: the bars now follow when you click outside the box."
+        )
         self.note.value = (
             f"<p>One forward over {over}. Greedy decoding writes "
             f"<b>{html.escape(shown_token(top.token))}</b> ({top.probability:.1%} at temperature "
             f"{t:g}); the ten bars hold {sum(c.probability for c in self.choices):.0%} of the "
-            "probability.</p>"
+            f"probability.{after}</p>"
         )
         self.figure = next_token_figure(self.choices, title=f"temperature {t:g}")
         self.picture.value = figure_png(self.figure)
