@@ -1626,3 +1626,10 @@ def test_a_prefix_longer_than_the_path_is_called_longer():
     with pytest.raises(InvalidGuess, match=said):
         verify_on_path("ABCDEFGH", "A")
     assert "leaves the path at position 4" in explain_invalid("ABCX", "A")  # as before
+
+
+def test_the_whole_path_as_prefix_is_still_the_whole_path():
+    """The longer-than-the-path message must not take the prefix that is exactly the path."""
+    from speclab.exercises import explain_invalid
+
+    assert "is already the whole path" in explain_invalid("ABCDEFG", "A")

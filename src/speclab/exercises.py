@@ -250,7 +250,7 @@ def _invalid_message(prefix: str, guess: str, path: str) -> Message | None:
     if problem is not None:
         return problem
     params = {"prefix": shown_text(prefix), "guess": shown_text(guess), "path": path}
-    if prefix.startswith(path):  # the whole path and more: it leaves nowhere
+    if prefix.startswith(path) and prefix != path:  # the whole path and more: leaves nowhere
         return Message(
             N_(
                 "prefix {prefix!r} is longer than the path {path}: it has {length} letters, the path {size}"
