@@ -80,6 +80,17 @@ def test_a_prompt_that_starts_with_a_dash_gets_a_hint(argv, text, capsys, monkey
         assert main(["demo", "--", text]) == 0  # the hint works
 
 
+def test_a_relative_path_too_long_is_blamed_on_its_option_not_on_the_command(
+    tmp_path, capsys, monkeypatch
+):
+    """`speclab handouts --out handouts/zzz...` blamed "handouts", the command's own name,
+    which is a prefix of the path."""
+    monkeypatch.chdir(tmp_path)
+    long = "handouts/" + "z" * 300
+    assert main(["handouts", "--no-pdf", "--out", long]) == 2
+    assert capsys.readouterr().err.startswith("speclab: --out handouts/zzzzzzzzzzzzzzzzzzzzz...")
+
+
 @pytest.mark.parametrize(
     ("argv", "option"),
     [
@@ -107,6 +118,10 @@ def test_a_path_too_long_for_the_file_system_names_its_option(tmp_path, capsys, 
         (["train", "smoke", "--max-minutes", "-inf"], "write --max-minutes=-inf"),
         (["train", "smoke", "--scale-attention", "-0.1=2"], "write --scale-attention=-0.1=2"),
         (["train", "smoke", "--max-minutes"], None),  # no value at all: nothing to rewrite
+        (["train", "smoke", "--max-minutes", "--smoke"], None),  # forgotten, not dashed
+        (["bench", "decode", "--out", "--quick"], None),
+        (["train", "smoke", "--max-min", "-inf"], "write --max-min=-inf"),  # as abbreviated
+        (["demo", "--target", "-my.npz", "hello"], "write --target=-my.npz"),  # not a prompt
     ],
 )
 def test_a_value_that_starts_with_a_dash_gets_a_hint(argv, hint, capsys):

@@ -54,7 +54,7 @@ def build_parser(argv: list[str] | None = None):
                     argparse_words.WITH_HINT if tr is None else tr.gettext(argparse_words.WITH_HINT)
                 )
                 message = joined.format(problem=message, hint=hint)
-            elif dashed := _dashed_value(message, arguments):  # --max-minutes -inf
+            elif dashed := _dashed_value(message, arguments, self._option_string_actions):
                 option, value = dashed
                 message += f"; to give a value that starts with '-', write {option}={value}"
             elif found := self._dashed_prompt(arguments):
@@ -70,8 +70,10 @@ def build_parser(argv: list[str] | None = None):
             self.exit(2, f"{self.prog}: {problem}\n")
 
         def parse_args(self, args=None, namespace=None):
-            # Python 3.13 reads `demo -hello` as -h and prints the help (3.11: an error)
-            if found := self._dashed_prompt(arguments):
+            # Python 3.13 reads `demo -hello` as -h and prints the help (3.11: an error that
+            # gets the hint below): such a word, -h and more, is refused before argparse acts
+            found = self._dashed_prompt(arguments if args is None else list(args))
+            if found and found[1].startswith("-h") and not found[1].startswith("--"):
                 self.error(f"unrecognized arguments: {found[1]}")  # error() adds the hint
             return super().parse_args(args, namespace)
 
@@ -95,9 +97,12 @@ def build_parser(argv: list[str] | None = None):
             if not any(action.dest == "prompt" for action in self._get_positional_actions()):
                 return None
             options = self._option_string_actions
-            for text in argv:
+            for i, text in enumerate(argv):
                 if text == "--":
                     return None
+                before = options.get(argv[i - 1]) if i else None
+                if before is not None and before.nargs != 0:  # `--target -my.npz`: a value
+                    continue
                 name = text.split("=", 1)[0]
                 if (
                     text.startswith("-")
@@ -185,18 +190,27 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _dashed_value(message: str, argv: list[str]) -> tuple[str, str] | None:
+def _dashed_value(message: str, argv: list[str], options) -> tuple[str, str] | None:
     """(option, value) where argparse said an option expected an argument because the value
-    given after it starts with '-' (argparse reads "-inf" or "-0.1=2" as an option)."""
+    given after it starts with '-' (argparse reads "-inf" or "-0.1=2" as an option; `--max-min
+    -inf` too); None where the word after it is one of the command's own options (a value
+    forgotten, as in `--out --quick`)."""
     import re
 
     found = re.fullmatch(r"argument (\S+): expected one argument", message)
     if found is None:
         return None
     names = found[1].split("/")  # "-o/--out"
+
+    def names_an_option(word: str, among) -> bool:  # argparse takes --max-min for --max-minutes
+        word = word.split("=", 1)[0]
+        return word in among or word.startswith("--") and any(o.startswith(word) for o in among)
+
     for i, text in enumerate(argv[:-1]):
-        if text in names and argv[i + 1].startswith("-") and argv[i + 1] != "--":
-            return text, argv[i + 1]
+        value = argv[i + 1]
+        if (names_an_option(text, names) and value.startswith("-") and value != "--"
+                and not names_an_option(value, options)):  # fmt: skip
+            return text, value
     return None
 
 
@@ -373,14 +387,19 @@ def _too_long_argument(error: OSError, argv: list[str]) -> str | None:
     if error.errno != errno.ENAMETOOLONG or not error.filename:
         return None
     name = os.fsdecode(error.filename)
-    for i, text in enumerate(argv):
-        option = argv[i - 1] if i and argv[i - 1].startswith("--") else ""
-        if text.startswith("--") and "=" in text:  # --out=PATH
-            option, text = text.split("=", 1)
-        if text and (name == text or name.startswith(text.rstrip("/\\") + os.sep)):
-            cut = text if len(text) <= 60 else f"{text[:30]}...{text[-20:]}"
-            return f"{option} {cut}".strip()
-    return None
+    given = [tuple(text.split("=", 1)) for text in argv if text.startswith("--") and "=" in text]
+    given += [
+        (option, value)
+        for option, value in zip(argv[1:], argv[2:], strict=False)
+        if option.startswith("--") and "=" not in option
+    ]  # fmt: skip  (option values only)
+    found = [(option, value) for option, value in given if value and (
+        name == value or name.startswith(value.rstrip("/\\") + os.sep))]  # fmt: skip
+    if not found:
+        return None
+    option, value = max(found, key=lambda pair: len(pair[1]))  # the path nearest the name
+    cut = value if len(value) <= 60 else f"{value[:30]}...{value[-20:]}"
+    return f"{option} {cut}"
 
 
 def _what_failed(error: OSError) -> str:
