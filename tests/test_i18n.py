@@ -764,3 +764,17 @@ def test_ctrl_c_in_check_guesses_is_said_in_the_learners_language(monkeypatch, c
     monkeypatch.setattr(speclab.guesses_report, "run", stopped)
     assert main(["check-guesses", "--lang", lang, str(data_dir() / "guesses.csv")]) == 130
     assert capsys.readouterr().err == f"{said}\n"
+
+
+@pytest.mark.parametrize(
+    "text", ["价格 ｱｲｳ 半角｡ and ￨bar", "abc 한국어 def", "退出状态：0 每个文件都有效，1 某个"]
+)
+@pytest.mark.parametrize("width", [6, 12, 40])
+def test_wrapping_by_columns_keeps_every_character(text, width):
+    """Half-width katakana and signs (U+FF61-U+FFDF) were neither wide letters nor word letters
+    to the wrapper, and vanished: '价格 ｱｲｳ 半角｡' came out as '价格  半角'."""
+    from speclab.argparse_words import columns, wrapped
+
+    lines = wrapped(text, width)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert all(columns(line) <= width or " " not in line for line in lines)  # a long word alone

@@ -90,9 +90,7 @@ def columns(text: str) -> int:
 def wrapped(text: str, width: int) -> list[str]:
     """text in lines of at most width columns: between words, and between any two Chinese
     characters (argparse counts characters, so a Chinese line came out twice as wide)."""
-    pieces = re.findall(
-        f"{WIDE}|[^\\s\\u2e80-\\ua4cf\\uff00-\\uffef]+|\\s+", " ".join(text.split())
-    )
+    pieces = re.findall(f"{WIDE}|(?:(?!{WIDE})\\S)+|\\s+", " ".join(text.split()))  # no gaps
     lines, line = [], ""
     for piece in pieces:
         if piece.isspace():
