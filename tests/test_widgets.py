@@ -309,3 +309,28 @@ def test_a_value_typed_off_the_readout_is_the_value_the_readout_shows():
     assert "<b>1.00\u00d7</b> (break even with greedy)" in explorer.text.value  # Eq. 1 at c = 0
     explorer.alpha.value = 0.999  # shown as 1.00: computed as 1.00
     assert explorer.alpha.value == 1.0 and "<b>11.000</b> tokens per round" in explorer.text.value
+
+
+def test_a_slider_is_set_to_its_readout_only_where_the_readout_can_show_every_step():
+    """Setting a slider to what its readout shows must not move it off its steps: a readout
+    coarser than the step (0.001 steps, two decimals) or none at all is left alone; a half
+    rounds up, as the browser's readout does (0.125 reads 0.13)."""
+    import ipywidgets as widgets
+
+    from speclab.widgets.base import Shown
+
+    class Holder(Shown):
+        def __init__(self, slider):
+            self.updates = 0
+            slider.observe(self._on_change, names="value")
+
+        def update(self):
+            self.updates += 1
+
+    fine = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.001, readout_format=".2f")
+    hidden = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.01, readout=False)
+    usual = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.01, readout_format=".2f")
+    for slider in (fine, hidden, usual):
+        Holder(slider)
+    fine.value, hidden.value, usual.value = 0.004, 0.004, 0.125
+    assert (fine.value, hidden.value, usual.value) == (0.004, 0.004, 0.13)

@@ -227,6 +227,8 @@ def write_together(files: dict[Path, str]) -> None:
                     stream.write(text.encode("utf-8"))
                 os.chmod(name, mode)
             except OSError as error:  # a full disk names no file: name the one not written
+                if error.errno is None or error.filename is not None:
+                    raise
                 raise OSError(error.errno, error.strerror, str(path)) from error
         try:
             for path in files:

@@ -57,14 +57,23 @@ class Shown:
 def _as_shown(change) -> float | None:
     """The value a float slider's readout shows, where the slider holds another (None where
     they agree): a value typed into the readout is only kept within min and max by the front
-    end, so c = 0.004 was computed with while the readout and every sentence said 0.00."""
+    end, so c = 0.004 was computed with while the readout and every sentence said 0.00.
+    Only for a readout of fixed decimals that can show every step (".2f" for steps of 0.01
+    or 0.05, not for 0.001), rounding halves up as the browser's toFixed does."""
+    from decimal import ROUND_HALF_UP, Decimal
+
     owner, new = change.get("owner"), change.get("new")
-    if not isinstance(owner, widgets.FloatSlider) or not isinstance(new, float):
+    if (
+        not isinstance(owner, widgets.FloatSlider)
+        or not isinstance(new, float)
+        or not owner.readout
+    ):
         return None
-    try:
-        shown = float(format(new, owner.readout_format))
-    except ValueError:  # a readout format that is not a number's
+    fixed = re.fullmatch(r"\.(\d+)f", owner.readout_format or "")
+    if fixed is None or round(owner.step, int(fixed[1])) != owner.step:
         return None
+    places = Decimal(1).scaleb(-int(fixed[1]))  # 0.01 for ".2f"
+    shown = float(Decimal(repr(new)).quantize(places, rounding=ROUND_HALF_UP))
     shown = min(owner.max, max(owner.min, shown))
     return None if shown == new else shown
 
