@@ -227,7 +227,7 @@ def write_together(files: dict[Path, str]) -> None:
                     stream.write(text.encode("utf-8"))
                 os.chmod(name, mode)
             except OSError as error:  # a full disk names no file: name the one not written
-                if error.errno is None or error.filename is not None:
+                if error.errno is None:  # not a system error: nothing to rename
                     raise
                 raise OSError(error.errno, error.strerror, str(path)) from error
         try:
