@@ -469,3 +469,30 @@ def test_lesson_07_says_when_a_test_cannot_see_rule_b():
     # min(p, q) + (1 - β)·p at A: 0.39 + 0.01 · 0.4 = 0.394, with β = 0.99
     said = lesson_07_with("[0.5, 0.5, 0, 0]", "[0.25, 0.25, 0.25, 0.25]")[-1]
     assert "rule (b) happens to give p: min(p, q) is β·p" in said  # (0.25, 0.25, 0, 0) = 0.5·p
+
+
+def test_lesson_07_prints_enough_decimals_to_show_a_difference():
+    """With p and q that differ in the third decimal, the lesson printed "Rule (b) is still
+    wrong (B 0.300 instead of 0.300)", and with p(B) = 0.0005 "min(1, 0.00 / 0.00) = 0.50"."""
+    said = lesson_07_with("[0.4, 0.3, 0.2, 0.1]", "[0.4005, 0.2995, 0.2, 0.1]")[-1]
+    assert "Rule (b) is still wrong (B 0.29965 instead of 0.30000)" in said
+    said = lesson_07_with("[0.999, .0005, .0003, .0002]", "[0.997, .001, .001, .001]")
+    assert "min(1, 0.0005 / 0.0010) = **0.5000**" in said[1]
+    assert "Σ p·q = 0.996 instead of Σ min(p, q) = 0.998" in said[-1]
+    assert "kept only 99.7% of the drafts against 99.8%" in said[-1]
+    said = lesson_07_with("[0.4, 0.3, 0.2, 0.1]", "[0.1, 0.5, 0.2, 0.2]")  # the lesson's own
+    assert "min(1, 0.30 / 0.50) = **0.60**" in said[1] and "(A 0.22, B 0.39" in said[-1]
+
+
+def test_lesson_07_takes_three_tokens_and_the_librarys_sum_tolerance():
+    """Three labels passed the check and failed in the chi-square cell (minlength=4); a p
+    summing to 1.000005 passed it and failed in the library ("sums to 1, not 1")."""
+    three = (
+        'labels = ["A", "B", "C", "D"]\n' + LESSON_07_PAIR,
+        'labels = ["A", "B", "C"]\np = np.array([0.5, 0.3, 0.2])\nq = np.array([0.2, 0.5, 0.3])',
+    )
+    said = shown_markdown("07_speculative_sampling.ipynb", LESSON_07_RULE_CELLS, {2: three})
+    assert said[0].startswith("**Predict on paper.** 3 tokens.")
+    assert "resampling from the target fails" in said[-1]
+    with pytest.raises(ValueError, match="each a distribution adding up to 1"):
+        lesson_07_with("[0.4, 0.3, 0.2, 0.100005]", "[0.1, 0.5, 0.2, 0.2]")

@@ -202,3 +202,13 @@ def test_counted_writes_large_counts_as_the_rest_of_the_text_does():
     from speclab.render import counted
 
     assert counted(1, "byte") == "1 byte" and counted(100_000, "byte") == "100,000 bytes"
+
+
+def test_decimals_shows_what_differs_as_different():
+    from speclab.render import decimals
+
+    assert decimals(0.3, 0.5, 0.6) == 2  # the lesson's own p and q: as before
+    assert decimals(0.0005, 0.001, 0.5) == 4  # 0.0005 is not 0.00
+    assert decimals(0.29985, 0.3) == 4  # nor 0.30 the same as 0.30: 0.2998 and 0.3000
+    assert decimals(0.3, 0.3, 0.1) == 2  # equal values may print alike
+    assert decimals(97.4, 98.1, least=0) == 0 and decimals(99.6, 99.8, least=0) == 1

@@ -71,6 +71,19 @@ class Piece:
     round_index: int  # 0-based index into result.rounds
 
 
+def decimals(*values: float, least: int = 2, most: int = 8) -> int:
+    """The fewest decimals, from `least`, that show every value that is not 0 as not 0 and any
+    two values that differ as different: lesson 07 prints p and q to 2, but a p of 0.0005
+    read "min(1, 0.00 / 0.00) = 0.50", and rule (b)'s 0.29985 "0.30 instead of 0.30"."""
+    for digits in range(least, most + 1):
+        shown = [round(float(v), digits) for v in values]
+        if all(s != 0 for s, v in zip(shown, values, strict=True) if v != 0) and len(
+            set(shown)
+        ) == len(set(map(float, values))):
+            return digits
+    return most
+
+
 def counted(n: int, word: str) -> str:
     """'1 byte', '30 bytes', '100,000 bytes': a count with its noun, singular for one."""
     return f"{n:,} {word}{'' if n == 1 else 's'}"

@@ -223,8 +223,8 @@ def _as_distributions(probs, name: str, rows: int, n_vocab: int | None):
     if np.abs(sums - 1.0).max() > 1e-6:
         row = int(np.flatnonzero(np.abs(sums - 1.0) > 1e-6)[0])  # the first bad row
         where = name if rows == 1 else f"row {row} of {name}"
-        raise ValueError(f"{where} sums to {sums[row]:g}, not 1: probabilities must add up to 1 "
-                         f"(divide its weights by their sum, {sums[row]:g})")  # fmt: skip
+        raise ValueError(f"{where} sums to {sums[row]:.9g}, not 1: probabilities must add up "
+                         f"to 1 (divide its weights by their sum, {sums[row]:.9g})")  # fmt: skip
     if lowest < 0:  # round-off below zero: clip, then renormalise
         probs = np.maximum(probs, 0.0)
         sums = probs.sum(axis=-1)
