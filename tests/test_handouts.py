@@ -882,3 +882,25 @@ def test_running_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):
     assert cli.main(["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)]) == 1
     said = capsys.readouterr().err
     assert said == f"handouts: not enough memory to build the handouts; {out} is left as it was\n"
+
+
+def test_a_stop_while_the_new_build_moves_in_waits_for_it(tmp_path, monkeypatch):
+    """Ctrl-C between the old build's removal and the new one's move left half of each, where
+    `handouts` says --out holds the earlier build whole: the move now runs to its end."""
+    import signal
+
+    import speclab.handouts
+
+    lessons, out = _small_lessons(tmp_path), tmp_path / "out"
+    build_all(lessons, out, pdf=False)
+    real, seen = speclab.handouts.list_written_files, []
+
+    def list_then_stop(*args):
+        real(*args)
+        seen.append(signal.getsignal(signal.SIGINT))  # what a Ctrl-C now would do
+
+    monkeypatch.setattr(speclab.handouts, "list_written_files", list_then_stop)
+    build_all(lessons, out, pdf=False)
+    assert seen == [signal.SIG_IGN]  # ignored in the middle of the move
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # and back after it
+    assert (out / "99_x.html").is_file() and (out / "answers" / "99_x.html").is_file()

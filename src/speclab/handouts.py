@@ -40,6 +40,7 @@ Arabic fonts first, and its banner and page footer in its language.
 """
 
 import argparse
+import contextlib
 import errno
 import html
 import os
@@ -360,11 +361,12 @@ def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool) -> list[Bu
         ]
         write_index(built, stage)
         new_files = [path.relative_to(stage) for path in stage.rglob("*") if path.is_file()]
-        clear_earlier_build(out_dir, earlier)
-        list_written_files(out_dir, [out_dir / name for name in new_files])
-        for name in new_files:
-            (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
-            (stage / name).replace(out_dir / name)
+        with _not_stopped():  # a stop between the old build's removal and the new one's move
+            clear_earlier_build(out_dir, earlier)  # in would leave half of each: milliseconds
+            list_written_files(out_dir, [out_dir / name for name in new_files])
+            for name in new_files:
+                (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
+                (stage / name).replace(out_dir / name)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -375,6 +377,24 @@ def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool) -> list[Bu
         Built(page.source, moved(page.html), tuple(map(moved, page.pdfs)), page.title)
         for page in built
     ]
+
+
+@contextlib.contextmanager
+def _not_stopped():
+    """Ctrl-C and SIGTERM ignored for the moment the new build replaces the old one, so that
+    --out holds one whole build, the old or the new, as `handouts` says when it stops."""
+    import signal
+
+    stops = [signal.SIGINT] + [signal.SIGTERM] * hasattr(signal, "SIGTERM")
+    try:
+        earlier = {stop: signal.signal(stop, signal.SIG_IGN) for stop in stops}
+    except ValueError:  # not the main thread: signals go to the main thread anyway
+        earlier = {}
+    try:
+        yield
+    finally:
+        for stop, handler in earlier.items():
+            signal.signal(stop, handler)
 
 
 def _pages(languages: list[tuple[str, Path, Path]]):
