@@ -489,6 +489,8 @@ def test_quick_caps_the_new_tokens_without_raising_a_prompts_own_budget():
         ({"warmup": -1}, "warmup must be a whole number of at least 0"),
         ({"min_ngram": 4}, r"min_ngram \(4\) is above max_ngram \(3\)"),
         ({"drafters": ("lookup", "modle")}, "drafters: 'modle' is not one of lookup, model"),
+        ({"drafters": "model"}, r"drafters must be a tuple, e.g. \('lookup',\), got 'model'"),
+        ({"k_values": 4}, r"k_values must be a tuple, e.g. \(1, 2, 4, 8\), got 4"),
     ],
 )
 def test_settings_name_a_bad_value_where_they_are_made(change, named):

@@ -98,6 +98,10 @@ class Settings:
     blas_threads: int | None = 1
 
     def __post_init__(self):  # lesson 06 builds its quick run by hand: name a bad value here
+        for name, example in (("k_values", "(1, 2, 4, 8)"), ("drafters", "('lookup',)")):
+            if not isinstance(getattr(self, name), (tuple, list)):
+                raise ValueError(f"{name} must be a tuple, e.g. {example}, got "
+                                 f"{getattr(self, name)!r}")  # fmt: skip
         whole = {"repeats": 1, "warmup": 0, "k_max": 1, "max_ngram": 1, "min_ngram": 1,
                  "min_span": 1, "seed": 0}  # fmt: skip
         optional = {"max_new_tokens": 1, "most_new_tokens": 1, "prompts_per_scenario": 1,
