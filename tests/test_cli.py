@@ -101,7 +101,7 @@ def test_a_relative_path_too_long_is_blamed_on_its_option_not_on_the_command(
     ],
 )
 def test_a_path_too_long_for_the_file_system_names_its_option(tmp_path, capsys, argv, option):
-    """A 300-letter name ended in "speclab: /tmp/...zzz: File name too long", status 1: it
+    """A 300-letter name ended in "speclab: FOLDER/zzz...: File name too long", status 1: it
     named neither the option nor the command, and handouts blamed the writing of its pages."""
     long = str(tmp_path / ("z" * 300))
     assert main([a.replace("{long}", long) for a in argv]) == 2
