@@ -12,6 +12,7 @@ import argparse
 import re
 
 from speclab.i18n import N_
+from speclab.student_files import columns, is_wide
 
 # argparse's words in a help text, each on a line of its own or opening the usage line
 HEADINGS = {"usage: ": N_("usage: "), "positional arguments:": N_("positional arguments:"),
@@ -76,24 +77,25 @@ def error_text(message: str, tr) -> str:
     return message
 
 
-WIDE = (
-    "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
-)
-
-
-def columns(text: str) -> int:
-    """The columns a terminal gives text: a Chinese character or full-width sign takes two,
-    a zero-width joiner none."""
-    return sum(2 if re.match(WIDE, c) else 0 if c in "\u200c\u200d\u200e" else 1 for c in text)
-
-
 def wrapped(text: str, width: int) -> list[str]:
-    """text in lines of at most width columns: between words, and between any two Chinese
-    characters (argparse counts characters, so a Chinese line came out twice as wide)."""
-    pieces = re.findall(f"{WIDE}|(?:(?!{WIDE})\\S)+|\\s+", " ".join(text.split()))  # no gaps
+    """text in lines of at most width columns: between words, and between any two wide
+    (Chinese) characters (argparse counts characters, so a Chinese line came out twice as
+    wide)."""
+    pieces = []  # words, each wide character alone, and the spaces between them
+    for char in " ".join(text.split()):
+        if (
+            char == " "
+            or is_wide(char)
+            or not pieces
+            or pieces[-1] == " "
+            or is_wide(pieces[-1][-1])
+        ):
+            pieces.append(char)
+        else:
+            pieces[-1] += char
     lines, line = [], ""
     for piece in pieces:
-        if piece.isspace():
+        if piece == " ":
             line += " " if line else ""
             continue
         if line.strip() and columns(line + piece) > width:

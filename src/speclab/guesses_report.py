@@ -12,7 +12,6 @@ characters counted as two columns, so no cell can stretch, reorder or hide a lin
 import argparse
 import gettext
 import sys
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,6 +34,7 @@ from speclab.i18n import LANGUAGES, N_, translator
 from speclab.student_files import (
     NoRowsError,
     class_files,
+    columns,
     cut,
     read_text,
     shown,
@@ -157,13 +157,7 @@ def format_report(
 def _display_width(text: str) -> int:
     """Columns a terminal gives the text: a Chinese character takes two, a joiner none; on a
     console that cannot show a letter, its code as speclab.cli writes it (\\u65e0)."""
-    if text.isascii():
-        return len(text)
-    text = _as_printed(text)
-    return sum(
-        2 if unicodedata.east_asian_width(char) in "WF" else 0 if char in "\u200c\u200d" else 1
-        for char in text
-    )
+    return columns(text if text.isascii() else _as_printed(text))
 
 
 def _as_printed(text: str) -> str:

@@ -27,6 +27,7 @@ import csv
 import io
 import os
 import stat
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +92,19 @@ def _shown_char(char: str) -> str:
 
 
 JOINERS = frozenset("\u200c\u200d")
+
+
+def is_wide(char: str) -> bool:
+    """Whether a terminal gives the character two columns (Chinese, full-width signs)."""
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def columns(text: str) -> int:
+    """The columns a terminal gives the text: a wide character two, a joiner or a direction
+    mark none, any other one."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if is_wide(c) else 0 if c in "\u200c\u200d\u200e\u200f" else 1 for c in text)
 
 
 def printable(text: str) -> str:
