@@ -396,3 +396,24 @@ def test_a_scenario_named_in_utf8_is_found_under_an_ascii_locale(tmp_path, capsy
             "--out", str(tmp_path / "out")]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     assert "copy-é" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_full_stdout_after_saving_says_the_report_was_saved(tiny_weights, tmp_path):
+    """`speclab bench forward > /dev/full` saved its report, then said only "cannot write the
+    standard output": whether the minutes of timing were lost, it did not say."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "bench"
+    argv = ["bench", "forward", "--weights", str(tiny_weights), "--quick", "--n-past", "16",
+            "--greedy-tokens", "8", "--out", str(out)]  # fmt: skip
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-m", "speclab", *argv], stdout=full,
+                                stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+    assert result.returncode == 1
+    assert (out / "forward.json").is_file() and (out / "forward.csv").is_file()
+    assert result.stderr.decode().endswith(
+        "speclab: cannot write the standard output: No space left on device; the files were "
+        f"saved: {out / 'forward.json'}, {out / 'forward.csv'}\n"
+    )

@@ -904,3 +904,20 @@ def test_a_stop_while_the_new_build_moves_in_waits_for_it(tmp_path, monkeypatch)
     assert seen == [signal.SIG_IGN]  # ignored in the middle of the move
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # and back after it
     assert (out / "99_x.html").is_file() and (out / "answers" / "99_x.html").is_file()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_full_stdout_after_the_build_says_it_was_built(tmp_path):
+    """`speclab handouts > /dev/full` built the pages and then said only "cannot write the
+    standard output", as if the build had failed."""
+    import subprocess
+
+    lessons, out = _small_lessons(tmp_path), tmp_path / "out"
+    argv = ["handouts", "--no-pdf", "--lessons", str(lessons), "--out", str(out)]
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-m", "speclab", *argv], stdout=full,
+                                stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+    assert result.returncode == 1 and (out / "index.html").is_file()
+    assert result.stderr.decode().endswith(
+        f"No space left on device; the files were saved: {out / 'index.html'}\n"
+    )

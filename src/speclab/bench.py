@@ -520,6 +520,7 @@ def run_forward(args) -> int:
         return 1
     try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
         json_path, csv_path = save_report(report, args.out)
+        args.saved = (json_path, csv_path)  # speclab's main names them if stdout then fails
     except OSError as error:
         json_path = csv_path = None
         unsaved = error

@@ -227,6 +227,7 @@ def run_decode(args) -> int:
         return 1
     try:  # --out was writable a moment ago; a full disk can still fail (and leaves the old pair)
         json_path, csv_path = decode_reports.save_decode_report(report, args.out)
+        args.saved = (json_path, csv_path)  # speclab's main names them if stdout then fails
     except OSError as error:
         print(bench_decode.describe_report(report))  # the run's figures are not lost
         print(printable(describe_blas(report["machine"])))

@@ -264,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # at once: while `signal` loads
         print("interrupted", file=sys.stderr)
         return 130
+    args = None
     try:
         _stand_in_for_closed_streams()
         _escape_what_the_console_cannot_show()
@@ -298,7 +299,10 @@ def main(argv: list[str] | None = None) -> int:
             print(printable(f"speclab: {given}: a name in this path is longer than the file "
                             f"system allows ({error.strerror})"), file=sys.stderr)  # fmt: skip
             return 2  # a bad argument, found when the path was first used
-        print(printable(f"speclab: {_what_failed(error)}"), file=sys.stderr)
+        said = _what_failed(error)
+        if saved := getattr(args, "saved", None):  # set by a command once its files are written
+            said += f"; the files were saved: {', '.join(str(path) for path in saved)}"
+        print(printable(f"speclab: {said}"), file=sys.stderr)
         return 1
     except Exception as error:
         # Ctrl-C inside a C extension's import comes out as another error: numpy turns it

@@ -534,6 +534,7 @@ def run(args: argparse.Namespace) -> int:
     made = first_missing(Path(args.out))  # a failed build leaves no empty folders it made
     try:
         built = build_all(args.lessons, args.out, pdf=args.pdf)
+        args.saved = (Path(args.out) / "index.html",)  # named by speclab's main if stdout fails
     except HandoutError as error:
         print(printable(f"handouts: {error}"), file=sys.stderr)
         return 1
