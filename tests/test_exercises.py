@@ -860,6 +860,17 @@ def test_help_into_a_full_disk_is_a_message_not_a_silent_success(argv, unbuffere
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+@pytest.mark.parametrize("argv", [["demo", "--k", "x"], ["no-such-command"], ["demo", "--nope"]])
+def test_a_bad_argument_with_stderr_on_a_full_disk_still_ends_in_status_2(argv):
+    """The usage line could not be written, and the OSError turned status 2 (a bad argument)
+    into 1, as if the command had run and failed."""
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-m", "speclab", *argv],
+                                stdout=subprocess.PIPE, stderr=full, timeout=60)  # fmt: skip
+    assert result.returncode == 2 and result.stdout == b""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
 def test_a_script_into_a_full_disk_or_a_closed_output_says_so_in_words(tmp_path):
     """benchmarks/ scripts printed "[Errno 28] No space left on device", naming nothing."""
     script = write(tmp_path, "s.py", "from speclab.cli import run_script\n"

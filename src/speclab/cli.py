@@ -117,9 +117,15 @@ def build_parser(argv: list[str] | None = None):
 
         def _print_message(self, message, file=None):
             # argparse drops an OSError here (unbuffered output, PYTHONUNBUFFERED=1):
-            # `speclab --help > /dev/full` would end in 0
-            if message and (file or sys.stderr) is not None:
-                (file or sys.stderr).write(message)
+            # `speclab --help > /dev/full` would end in 0. An error message to a stderr that
+            # cannot be written is dropped as argparse drops it: the status, 2, still says it.
+            file = file or sys.stderr
+            if message and file is not None:
+                try:
+                    file.write(message)
+                except OSError:
+                    if file is not sys.stderr:
+                        raise
 
     parser = Parser(
         prog="speclab",
