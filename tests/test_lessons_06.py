@@ -252,7 +252,8 @@ def test_exercise_4_key_says_how_the_real_draft_model_differs():
     costs = [r["draft_cost_per_token"] for r in rows if r["draft_cost_per_token"]]
     key = " ".join(KEY.read_text(encoding="utf-8").split())
     assert (
-        f"keeps {100 * kept['copy-heavy']:.0f} % of its drafts on copy-heavy prompts and "
+        f"keeps {100 * kept['counting']:.0f} % of its drafts on counting prompts, "
+        f"{100 * kept['copy-heavy']:.0f} % on copy-heavy ones and "
         f"{100 * kept['free text']:.0f} % on free text" in key
     )
     assert "most on counting and least on free text" in key

@@ -496,3 +496,20 @@ def test_lesson_07_takes_three_tokens_and_the_librarys_sum_tolerance():
     assert "resampling from the target fails" in said[-1]
     with pytest.raises(ValueError, match="each a distribution adding up to 1"):
         lesson_07_with("[0.4, 0.3, 0.2, 0.100005]", "[0.1, 0.5, 0.2, 0.2]")
+
+
+def test_lesson_07_gives_the_predicted_time_ratio_as_a_speedup_too():
+    """The sampling-speed cell said "predicts 0.96×" beside lesson 06's speedups, where 0.96
+    reads as slower; it is a time ratio (below 1 faster), so the speedup is given beside it."""
+    setup = (
+        "import pandas as pd\n"
+        "from IPython.display import Markdown, display\n"
+        "from speclab.counting import expected_tokens_per_round\n"
+        "row = {'median': 1.4, 'q25': 1.3, 'q75': 1.5, 'predicted': 0.8, 'alpha': 0.7,\n"
+        "       'tokens per target forward': 2.9}\n"
+        "speed = pd.DataFrame([row, row], index=['exact rule', 'draw and match (a)'])\n"
+        "speed_temperature, k, draft_cost, verify_ratio = 1.0, 4, 0.3, 1.6\n"
+    )
+    first = "exact_row, match_row = "
+    said = shown_markdown("07_speculative_sampling.ipynb", [36], {36: (first, setup + first)})
+    assert "predicts 0.80× plain sampling's time (a speedup of 1.25×): less time than" in said[1]
