@@ -311,6 +311,18 @@ def test_a_value_typed_off_the_readout_is_the_value_the_readout_shows():
     assert explorer.alpha.value == 1.0 and "<b>11.000</b> tokens per round" in explorer.text.value
 
 
+def test_a_value_given_off_the_readout_starts_at_the_value_the_readout_shows():
+    """Only typed values were set to the readout: SpeedupExplorer(c=0.004) computed its
+    speedup with 0.004 while the readout and the sentence beside it said c = 0.00."""
+    from speclab.widgets.costs import BoundaryExplorer
+
+    explorer = SpeedupExplorer(alpha=0.999, k=10, c=0.004)
+    assert (explorer.alpha.value, explorer.c.value) == (1.0, 0.0)
+    assert "<b>11.000</b> tokens per round" in explorer.text.value  # Eq. 1 at alpha = 1
+    boundary = BoundaryExplorer({"copy-heavy": 0.9}, k=4, c=0.004, verify_per_position=0.1237)
+    assert (boundary.c.value, boundary.verify.value) == (0.0, 0.124)
+
+
 def test_a_slider_is_set_to_its_readout_only_where_the_readout_can_show_every_step():
     """Setting a slider to what its readout shows must not move it off its steps: a readout
     coarser than the step (0.001 steps, two decimals) or none at all is left alone; a half

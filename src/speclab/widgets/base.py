@@ -54,6 +54,16 @@ class Shown:
         raise NotImplementedError
 
 
+def float_slider(**options) -> widgets.FloatSlider:
+    """A FloatSlider that starts at the value its readout shows: `BoundaryExplorer(c=0.004)`
+    was computed with 0.004 while the readout and every sentence said 0.00 (see _as_shown,
+    which does the same for a value typed in later)."""
+    slider = widgets.FloatSlider(**options)
+    if (shown := _as_shown({"owner": slider, "new": slider.value})) is not None:
+        slider.value = shown
+    return slider
+
+
 def _as_shown(change) -> float | None:
     """The value a float slider's readout shows, where the slider holds another (None where
     they agree): a value typed into the readout is only kept within min and max by the front

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from speclab.render import counted
-from speclab.widgets.base import Shown, figure_png, typed_text
+from speclab.widgets.base import Shown, figure_png, float_slider, typed_text
 
 
 class WidthExplorer(Shown):
@@ -115,10 +115,10 @@ class BoundaryExplorer(Shown):
             typed_text(str(name)): alpha for name, alpha in (scenario_alphas or {}).items()
         }
         self.k = widgets.IntSlider(value=k, min=1, max=8, description="k (drafts)")
-        self.c = widgets.FloatSlider(value=c, min=0.0, max=1.0, step=0.01,
+        self.c = float_slider(value=c, min=0.0, max=1.0, step=0.01,
                                      description="c (draft cost)")  # fmt: skip
         # steps of 0.005: the handout's r = 1.5 at k = 4 is v = 0.125
-        self.verify = widgets.FloatSlider(value=verify_per_position, min=0.0, max=0.5, step=0.005,
+        self.verify = float_slider(value=verify_per_position, min=0.0, max=0.5, step=0.005,
                                           readout_format=".3f", description="v (verify)")  # fmt: skip
         self.text = widgets.HTML()
         self.picture = widgets.Image(format="png")

@@ -10,7 +10,7 @@ import html
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, figure_png, typed_text
+from speclab.widgets.base import Shown, figure_png, float_slider, typed_text
 
 LONG_TEXT = 256  # tokens: above this, the note says it is computing while the forward runs
 
@@ -27,7 +27,7 @@ class NextTokenExplorer(Shown):
         self.model, self.n = model, n
         self.text = widgets.Textarea(value=text, description="text",
                                      layout=widgets.Layout(width="100%", height="5em"))  # fmt: skip
-        self.temperature = widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1,
+        self.temperature = float_slider(value=1.0, min=0.0, max=2.0, step=0.1,
                                                description="temperature")  # fmt: skip
         self.note, self.picture = widgets.HTML(), widgets.Image(format="png")
         self.figure: Figure | None = None

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, figure_png
+from speclab.widgets.base import Shown, figure_png, float_slider
 
 SAMPLING_LABELS = ("A", "B", "C", "D")  # lesson 07's four-token vocabulary
 
@@ -53,7 +53,7 @@ class SamplingRuleExplorer(Shown):
         self.labels, self.seed = tuple(labels), seed
 
         def slider(value, name):
-            return widgets.FloatSlider(value=value, min=0.0, max=1.0, step=0.05,
+            return float_slider(value=value, min=0.0, max=1.0, step=0.05,
                                        description=name, continuous_update=False)  # fmt: skip
 
         self.target_sliders = [slider(v, f"p({t})") for v, t in zip(p_target, labels, strict=True)]

@@ -28,6 +28,7 @@ from speclab.student_files import cut
 from speclab.widgets.base import (
     Shown,
     figure_png,
+    float_slider,
     in_language,
     normalise,
     paragraph,
@@ -260,13 +261,11 @@ class SpeedupExplorer(Shown):
         _ = self.tr.gettext
         self.n_rounds = n_rounds
         self.seed = seed
-        self.alpha = widgets.FloatSlider(
+        self.alpha = float_slider(
             value=alpha, min=0.0, max=1.0, step=0.05, description=_("\u03b1 (accept)")
         )
         self.k = widgets.IntSlider(value=k, min=1, max=10, description=_("k (drafts)"))
-        self.c = widgets.FloatSlider(
-            value=c, min=0.0, max=0.5, step=0.01, description=_("c (draft cost)")
-        )
+        self.c = float_slider(value=c, min=0.0, max=0.5, step=0.01, description=_("c (draft cost)"))
         for slider in (self.alpha, self.k, self.c):
             slider.style.description_width = "initial"  # the whole label, in every language
         self.text = widgets.HTML()
