@@ -513,3 +513,18 @@ def test_lesson_07_gives_the_predicted_time_ratio_as_a_speedup_too():
     first = "exact_row, match_row = "
     said = shown_markdown("07_speculative_sampling.ipynb", [36], {36: (first, setup + first)})
     assert "predicts 0.80× plain sampling's time (a speedup of 1.25×): less time than" in said[1]
+
+
+def test_lesson_07_explains_a_chance_failure_of_rule_b_where_it_is_exact():
+    """Where rule (b) happens to give p, a chance failure of its test (once in 1,000 seeds)
+    was left unexplained: the lesson only explained chance failures of the exact rules."""
+    pair = (LESSON_07_PAIR, "p = np.array([0.5, 0.5, 0, 0])\nq = np.array([0.25] * 4)")
+    by_chance = "tests['biased resample (b)'] = sampling.ChiSquareResult(20.0, 2, 4.5e-5, 3)\n"
+    cell = "biased_output = np.minimum(p, q)"
+    said = shown_markdown("07_speculative_sampling.ipynb", LESSON_07_RULE_CELLS,
+                          {2: pair, 16: (cell, by_chance + cell)})[-1]  # fmt: skip
+    assert "resampling from the target fails (p-value 4.5e-05)" in said
+    assert "rule (b) happens to give p: min(p, q) is β·p" in said
+    assert (
+        "An exact rule fails at this level once in 1,000 runs; with another seed it passes" in said
+    )
