@@ -1,6 +1,7 @@
 """Tests for speclab.counting: the 0/2/4 arithmetic, Eq. 1, the speedup and the simulation."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -178,3 +179,20 @@ def test_speedup_with_verify_cost_reduces_to_leviathan():
         assert speedup_with_verify_cost(alpha, 4, 1.0, 0.1) == pytest.approx(
             expected_speedup(alpha, 4, 0.1)
         )
+
+
+@pytest.mark.parametrize(
+    ("verify_ratio", "draft_cost", "message"),
+    [(0, 0.0, "verify_ratio must be a finite number > 0"),  # had been a ZeroDivisionError
+     (-1, 0.0, "verify_ratio must be a finite number > 0"),  # had given a speedup of -3.36
+     (float("nan"), 0.0, "verify_ratio must be a finite number > 0"),
+     ("1.2", 0.0, "verify_ratio must be a number > 0"),
+     (1.2, -0.1, "draft_cost must be a finite number >= 0")],
+)  # fmt: skip
+def test_a_round_cost_that_cannot_be_is_refused(verify_ratio, draft_cost, message):
+    from speclab.counting import break_even_alpha, speedup_with_verify_cost
+
+    for call in (lambda: speedup_with_verify_cost(0.8, 4, verify_ratio, draft_cost),
+                 lambda: break_even_alpha(4, verify_ratio, draft_cost)):  # fmt: skip
+        with pytest.raises((ValueError, TypeError), match=re.escape(message)):
+            call()

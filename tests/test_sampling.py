@@ -11,12 +11,14 @@ Python re-derivation; (5) decoders: temperature 0 is greedy, the same seed the s
 import copy
 import itertools
 import math
+import re
 from collections import defaultdict
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from speclab import sampling
 from speclab.decoding import greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
 from speclab.gpt import GPTConfig, forward
@@ -853,3 +855,60 @@ def test_first_tokens_follow_p_under_the_exact_rule_and_keep_the_expected_share(
     assert chi_square_test(np.bincount(biased, minlength=4), p).rejects()
     matched, kept_a = first_tokens(draw_and_match_step, p, q, n, np.random.default_rng(5))
     assert abs(kept_a - expected_match_acceptance(p, q)) < 0.02  # sum p q = 0.21
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        # lesson 07's slips: the temperature for the settings, a seed for the generator
+        (
+            lambda: sampling.sampling_distribution([1.0, 2.0], 0.7),
+            "settings must be SamplingSettings",
+        ),
+        (lambda: sampling.sample_token([0.5, 0.5], 0), "rng must be a numpy Generator"),
+        (
+            lambda: sampling.first_tokens(sampling.speculative_step, [0.5, 0.5], [0.5, 0.5], 10, 0),
+            "rng must be a numpy Generator",
+        ),  # fmt: skip
+        (lambda: sampling.sample_token([0, 0, 0], np.random.default_rng(0)), "not all 0"),
+        (lambda: sampling.sample_token([], np.random.default_rng(0)), "got shape [0]"),
+        (lambda: sampling.sample_token([np.nan, 1], np.random.default_rng(0)), "finite"),
+        (lambda: sampling.sample_token([-0.5, 1.5], np.random.default_rng(0)), "not negative"),
+        (
+            lambda: sampling.sample_rows(np.array([0.5, 0.5]), np.random.default_rng(0)),
+            "[n, n_vocab]",
+        ),  # fmt: skip
+        (lambda: sampling.sample_tokens([0.5, 0.5], -3, np.random.default_rng(0)), "at least 0"),
+        # weights where distributions belong: expected_acceptance refused them, these did not
+        (
+            lambda: sampling.acceptance_probability([40, 30, 20, 10], [0.1, 0.5, 0.2, 0.2]),
+            "p_target sums to 100",
+        ),  # fmt: skip
+        (
+            lambda: sampling.leftover_distribution([0.4, 0.3, 0.2, 0.1], [10, 50, 20, 20]),
+            "p_draft sums to 100",
+        ),  # fmt: skip
+        (lambda: sampling.acceptance_probability([np.nan, 1], [0.5, 0.5]), "NaN"),
+        (lambda: sampling.acceptance_probability([0.5, 0.5], [1.0]), "over the same tokens"),
+        (lambda: sampling.one_hot([5], 4), "token ids must be 0 to 3"),
+        (lambda: sampling.chi_square_test([10, 20, 30, 40], [np.nan, 0.3, 0.3, 0.4]), "finite"),
+        (lambda: sampling.chi_square_test([50, 50], [1.5, -0.5]), "not negative"),
+        (lambda: sampling.chi_square_test([-1, 5], [0.5, 0.5]), "counts must be"),
+        (lambda: sampling.chi_square_two_sample([1, 2, 3], [1, 2]), "over the same categories"),
+        (lambda: sampling.p_value_text(float("nan")), "between 0 and 1"),
+    ],
+)
+def test_a_students_slip_is_named_not_answered(call, message):
+    """Each of these ended in a bare AttributeError or IndexError from numpy, or worse gave
+    an answer: a NaN distribution "passed" its chi-square test with p-value 1."""
+    with pytest.raises((ValueError, TypeError), match=re.escape(message)):
+        call()
+
+
+def test_the_checked_helpers_still_take_batches_and_round_off():
+    p = np.array([[0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
+    q = np.array([[0.1, 0.5, 0.2, 0.2], [0.25, 0.25, 0.25, 0.25]])
+    keep = sampling.acceptance_probability(p, q)  # [2, 4]: an oracle, min(1, p / q) by hand
+    assert np.allclose(keep, np.minimum(1, p / q))
+    leftover = sampling.leftover_distribution(p[0] + 1e-12, q[0])  # round-off is no error
+    assert np.allclose(leftover, [1, 0, 0, 0])  # max(0, p - q) = (0.3, 0, 0, 0), normalised

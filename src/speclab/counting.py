@@ -144,7 +144,24 @@ def speedup_with_verify_cost(alpha, k: int, verify_ratio: float, draft_cost: flo
     Expected tokens per round (1 - alpha^(k+1)) / (1 - alpha) over the round's time in plain
     steps, k * draft_cost + verify_ratio. Their Eq. assumes verify_ratio = 1.
     """
-    return expected_tokens_per_round(alpha, k) / (k * draft_cost + verify_ratio)
+    return expected_tokens_per_round(alpha, k) / _round_cost(k, verify_ratio, draft_cost)
+
+
+def _round_cost(k, verify_ratio, draft_cost):
+    """k * draft_cost + verify_ratio in plain steps, its parts checked: a verify ratio of 0
+    had ended in ZeroDivisionError, and one of -1 gave a speedup of -3.36."""
+    k = as_count(k, "k")
+    for name, value, least in (
+        ("verify_ratio", verify_ratio, "> 0"),
+        ("draft_cost", draft_cost, ">= 0"),
+    ):
+        if isinstance(value, bool | np.bool_ | str):
+            raise TypeError(f"{name} must be a number {least}, got {value!r}")
+        values = np.asarray(value, dtype=np.float64)
+        low_ok = values > 0 if least == "> 0" else values >= 0
+        if not np.all(np.isfinite(values)) or not np.all(low_ok):
+            raise ValueError(f"{name} must be a finite number {least}, got {value!r}")
+    return k * draft_cost + verify_ratio
 
 
 def break_even_alpha(k: int, verify_ratio: float, draft_cost: float = 0.0) -> float:
@@ -153,7 +170,7 @@ def break_even_alpha(k: int, verify_ratio: float, draft_cost: float = 0.0) -> fl
     Bisection on alpha in [0, 1]; 0.0 if speculation never loses (round cost <= 1),
     1.0 if it never wins (round cost >= k + 1, more than the most tokens a round gives).
     """
-    cost = k * draft_cost + verify_ratio
+    cost = _round_cost(k, verify_ratio, draft_cost)
     if cost <= 1.0:
         return 0.0
     if cost >= k + 1:

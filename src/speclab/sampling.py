@@ -102,6 +102,9 @@ def sampling_distribution(logits, settings: SamplingSettings = SamplingSettings(
     Ties are broken towards the lower token id, as np.argmax does. Temperature 0 gives
     the one-hot distribution on the argmax: greedy decoding as a special case.
     """
+    if not isinstance(settings, SamplingSettings):  # sampling_distribution(logits, 0.7)
+        raise TypeError(f"settings must be SamplingSettings, e.g. "
+                        f"SamplingSettings(temperature=0.7), got {settings!r}")  # fmt: skip
     logits = np.asarray(logits, dtype=np.float64)  # [..., n_vocab]
     if settings.greedy:
         return one_hot(np.argmax(logits, axis=-1), logits.shape[-1])
@@ -129,14 +132,33 @@ def sampling_distribution(logits, settings: SamplingSettings = SamplingSettings(
 def one_hot(tokens, n_vocab: int):
     """Token ids [...] -> one-hot distributions [..., n_vocab]: a deterministic drafter's q."""
     tokens = np.asarray(tokens, dtype=np.int64)
+    if tokens.size and not 0 <= tokens.min() <= tokens.max() < n_vocab:  # a row of zeros
+        raise ValueError(
+            f"token ids must be 0 to {n_vocab - 1}, got {tokens.min()} to {tokens.max()}"
+        )
     return (tokens[..., None] == np.arange(n_vocab)).astype(np.float64)
 
 
 # --- drawing tokens -----------------------------------------------------------------------
 
 
+def _check_draw(p, rng, rows: bool = False) -> None:
+    """What every draw needs: a Generator (not a seed), and weights with mass to draw from."""
+    if not callable(getattr(rng, "random", None)):  # a Generator, or the tests' scripted one
+        raise TypeError(
+            f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {rng!r}"
+        )
+    p = np.asarray(p)
+    if p.ndim != (2 if rows else 1) or p.shape[-1] == 0:
+        raise ValueError(f"p must be {'[n, n_vocab]' if rows else '[n_vocab]'} weights, "
+                         f"got shape {list(p.shape)}")  # fmt: skip
+    if not (np.isfinite(p).all() and p.min() >= 0 and (p.sum(axis=-1) > 0).all()):
+        raise ValueError("p must be weights that are finite, not negative, and not all 0")
+
+
 def sample_token(p, rng: np.random.Generator) -> int:
     """One token drawn from p [n_vocab] by inverting its cumulative sum (one rng.random())."""
+    _check_draw(p, rng)
     cdf = np.cumsum(p)  # [n_vocab]
     index = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
     if index >= cdf.size:  # u * total rounded up to total: take the last token with mass
@@ -146,6 +168,9 @@ def sample_token(p, rng: np.random.Generator) -> int:
 
 def sample_tokens(p, n: int, rng: np.random.Generator):
     """n independent tokens drawn from p [n_vocab] -> int64 [n] (vectorised)."""
+    _check_draw(p, rng)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be a whole number of tokens, at least 0, got {n!r}")
     cdf = np.cumsum(p)  # [n_vocab]
     index = np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right")
     return np.minimum(index, np.flatnonzero(p)[-1]).astype(np.int64)
@@ -153,6 +178,8 @@ def sample_tokens(p, n: int, rng: np.random.Generator):
 
 def sample_rows(p, rng: np.random.Generator):
     """One token from each row of p [n, n_vocab] -> int64 [n] (vectorised)."""
+    _check_draw(p, rng, rows=True)
+    p = np.asarray(p)
     cdf = np.cumsum(p, axis=-1)  # [n, n_vocab]
     u = rng.random(p.shape[0]) * cdf[:, -1]  # [n]
     index = (cdf <= u[:, None]).sum(axis=-1)  # first position whose cdf exceeds u
@@ -165,7 +192,7 @@ def sample_rows(p, rng: np.random.Generator):
 
 def acceptance_probability(p_target, p_draft):
     """min(1, p_target / p_draft) per token, [..., n_vocab]; 1 where q = 0 < p, 0 where p = 0."""
-    p_target, p_draft = np.asarray(p_target, float), np.asarray(p_draft, float)
+    p_target, p_draft = _same_shape_distributions(p_target, p_draft)
     ratio = np.divide(p_target, p_draft, out=np.ones_like(p_target), where=p_draft > 0)
     return np.where(p_target > 0, np.minimum(1.0, ratio), 0.0)
 
@@ -177,9 +204,14 @@ def leftover_distribution(p_target, p_draft):
     round-off and rejection (almost) never happens: return p_target instead of dividing
     by zero.
     """
-    leftover = np.maximum(0.0, np.asarray(p_target, float) - np.asarray(p_draft, float))
+    p_target, p_draft = _two_distributions(p_target, p_draft)
+    return _leftover(p_target, p_draft)
+
+
+def _leftover(p_target, p_draft):  # leftover_distribution of two checked distributions
+    leftover = np.maximum(0.0, p_target - p_draft)
     total = leftover.sum()
-    return leftover / total if total > LEFTOVER_EPS else np.asarray(p_target, float)
+    return leftover / total if total > LEFTOVER_EPS else p_target
 
 
 def expected_acceptance(p_target, p_draft) -> float:
@@ -206,6 +238,18 @@ def _two_distributions(p_target, p_draft):
     p_target = _as_distributions(p_target[None], "p_target", 1, None)
     p_draft = _as_distributions(p_draft[None], "p_draft", 1, p_target.shape[1])
     return p_target[0], p_draft[0]
+
+
+def _same_shape_distributions(p_target, p_draft):
+    """p_target and p_draft [..., n_vocab] of one shape, each row checked by _as_distributions."""
+    p_target, p_draft = np.asarray(p_target, np.float64), np.asarray(p_draft, np.float64)
+    if p_target.ndim == 0 or p_draft.shape != p_target.shape:
+        raise ValueError(f"p_target and p_draft must be distributions over the same tokens, "
+                         f"got shapes {list(p_target.shape)} and {list(p_draft.shape)}")  # fmt: skip
+    rows = int(np.prod(p_target.shape[:-1]))
+    flat = [_as_distributions(d.reshape(rows, -1), name, rows, None)
+            for d, name in ((p_target, "p_target"), (p_draft, "p_draft"))]  # fmt: skip
+    return flat[0].reshape(p_target.shape), flat[1].reshape(p_draft.shape)
 
 
 def _as_distributions(probs, name: str, rows: int, n_vocab: int | None):
@@ -270,7 +314,7 @@ def speculative_step(p_target, p_draft, draft_tokens, rng: np.random.Generator):
     p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens)
     for i, x in enumerate(tokens):
         if not rng.random() * p_draft[i, x] < p_target[i, x]:  # accept w.p. min(1, p/q)
-            return i, sample_token(leftover_distribution(p_target[i], p_draft[i]), rng)
+            return i, sample_token(_leftover(p_target[i], p_draft[i]), rng)
     return len(tokens), sample_token(p_target[-1], rng)
 
 
@@ -391,6 +435,8 @@ def p_value_text(p_value: float, significance: float = SIGNIFICANCE) -> str:
     """A p-value for a sentence: 2 significant digits, more where 2 would round it onto or
     across the test's level (0.000996 is "0.000996", not "0.001" beside "rejects"), or
     "below 1e-300" where a float underflows to 0 (a p-value is never 0)."""
+    if not 0 <= p_value <= 1:  # NaN too, which had read "below 1e-300"
+        raise ValueError(f"a p-value is between 0 and 1, got {p_value}")
     if not p_value > 1e-300:
         return "below 1e-300"
     for digits in (2, 3, 4, 6, 17):
@@ -428,6 +474,14 @@ def chi_square_test(counts, probabilities, min_expected: float = 5.0) -> ChiSqua
     probabilities = np.asarray(probabilities, dtype=np.float64)
     if counts.shape != probabilities.shape or counts.ndim != 1:
         raise ValueError("counts and probabilities must be 1-D arrays of the same length")
+    if not (
+        np.isfinite(probabilities).all()
+        and probabilities.min(initial=0) >= 0
+        and probabilities.sum() > 0
+    ):  # fmt: skip  (a NaN had "passed" with p-value 1)
+        raise ValueError("probabilities must be finite, not negative, and not all 0")
+    if not (np.isfinite(counts).all() and counts.min(initial=0) >= 0):
+        raise ValueError("counts must be finite and not negative")
     expected = counts.sum() * probabilities / probabilities.sum()
     if (counts[expected == 0] > 0).any():
         return ChiSquareResult(math.inf, max(1, int((expected > 0).sum()) - 1), 0.0, 0)
@@ -444,7 +498,13 @@ def chi_square_test(counts, probabilities, min_expected: float = 5.0) -> ChiSqua
 
 def chi_square_two_sample(counts_a, counts_b, min_expected: float = 5.0) -> ChiSquareResult:
     """Do two samples [n_cat] come from the same distribution? (chi-square homogeneity test)."""
-    counts = np.stack([np.asarray(counts_a, float), np.asarray(counts_b, float)])  # [2, n_cat]
+    counts_a, counts_b = np.asarray(counts_a, float), np.asarray(counts_b, float)
+    if counts_a.ndim != 1 or counts_a.shape != counts_b.shape:
+        raise ValueError(f"two samples need counts over the same categories, got shapes "
+                         f"{list(counts_a.shape)} and {list(counts_b.shape)}")  # fmt: skip
+    counts = np.stack([counts_a, counts_b])  # [2, n_cat]
+    if not (np.isfinite(counts).all() and counts.min(initial=0) >= 0):
+        raise ValueError("counts must be finite and not negative")
     totals = counts.sum(axis=1, keepdims=True)  # [2, 1]
     pooled = counts.sum(axis=0) / counts.sum()  # [n_cat]
     seen = pooled > 0
