@@ -1,5 +1,7 @@
 """Lesson 05's SpeculativeExplorer, driven headless: set a control, read what is shown."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,40 @@ def test_drafter_game_drops_a_zero_width_space_pasted_before_a_guess(models):
     round_ = game.submit("\u200b" + guess)
     assert round_.accepted == 3 and round_.drafted == greedy[:3], round_
     assert "\u2717" not in game.last.value and "Counts are bytes" not in game.last.value
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"prompt": "code_edit"}, "prompt 'code_edit': choose one of repeat, text"),
+        ({"drafter": "Lookup"}, "drafter 'Lookup': choose one of lookup, model, oracle"),
+        ({"k": 16}, "k 16: choose a whole number from 1 to 8"),  # had become 8 without a word
+        ({"k": 0}, "k 0: choose a whole number from 1 to 8"),
+        ({"k": 2.5}, "k 2.5: choose a whole number from 1 to 8"),
+        ({"max_new_tokens": 500}, "max_new_tokens 500: choose a whole number from 10 to 200"),
+        ({"drafters": {"lookup": PromptLookupDrafter()}}, "must make a fresh drafter when called"),
+        ({"drafters": {}}, "drafters must be a dict of at least one"),
+        ({"prompts": ["abc"]}, "prompts must be a dict of at least one"),
+    ],
+)
+def test_the_explorer_names_a_value_its_controls_cannot_hold(models, change, message):
+    """A wrong name ended in traitlets' "Invalid selection: value not found", a k of 16 was
+    shown and run as 8, a drafter instance for its maker in "object is not callable"."""
+    target, _ = models
+    given = {"drafters": {"lookup": lambda: PromptLookupDrafter(3, 1), "model": None,
+                          "oracle": None}, "prompts": PROMPTS, "max_new_tokens": 30}  # fmt: skip
+    given["drafters"] = {name: make or (lambda: PromptLookupDrafter())
+                         for name, make in given["drafters"].items()}  # fmt: skip
+    given |= change
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SpeculativeExplorer(target, given.pop("drafters"), given.pop("prompts"), **given)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [({"prompt": "nope"}, "prompt 'nope': choose one of repeat, text"),
+     ({"max_new_tokens": 0}, "max_new_tokens 0: choose a whole number of 1 or more")],
+)  # fmt: skip
+def test_the_game_names_a_value_it_cannot_use(models, change, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        DrafterGame(models[0], PROMPTS, **change)

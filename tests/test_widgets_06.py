@@ -1,5 +1,7 @@
 """Lesson 06's figures and widget, drawn headless from a tiny benchmark report."""
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -279,3 +281,21 @@ def test_the_boundary_legend_hides_no_scenario_name():
         box = name.get_window_extent(renderer)
         assert not legend.overlaps(box), name.get_text()
         assert inside.x0 <= box.x0 and box.x1 <= inside.x1, name.get_text()  # off no edge
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [({"k": 9}, "k 9: choose a whole number from 1 to 8"),
+     ({"c": -1}, "c -1: choose a number from 0 to 1"),  # had become 0.0 without a word
+     ({"verify_per_position": 0.9}, "verify_per_position 0.9: choose a number from 0 to 0.5"),
+     ({"scenario_alphas": {"x": "0.5"}}, "the alpha of 'x' is '0.5': give a number from 0 to 1"),
+     ({"scenario_alphas": {"x": 1.5}}, "the alpha of 'x' is 1.5")],
+)  # fmt: skip
+def test_the_boundary_explorer_names_a_value_off_its_sliders(given, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        BoundaryExplorer(**given)
+
+
+def test_a_scenario_without_alpha_in_json_is_no_data():
+    explorer = BoundaryExplorer({"copy-heavy": 0.9, "empty": None})  # JSON's null
+    assert "no data (no rounds drafted)" in explorer.text.value

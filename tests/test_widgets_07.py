@@ -159,3 +159,9 @@ def test_a_test_with_nothing_to_compare_says_so_instead_of_a_p_value():
     assert all((tokens == 0).all() for tokens in one_hot.samples.values())  # as it says
     rare = SamplingRuleExplorer(p_target=(97, 3, 0, 0), p_draft=(0, 1, 0, 0), steps=100)
     assert rare.text.value.count("too few steps for a test") == 2 and "0 df" not in rare.text.value
+
+
+def test_steps_off_the_slider_are_named():
+    """steps=500 ended in traitlets' "Invalid selection: value not found"."""
+    with pytest.raises(ValueError, match="steps 500: choose one of 100, 300, 1000, 3000, 10000"):
+        SamplingRuleExplorer(steps=500)

@@ -9,6 +9,7 @@ right to left and `paragraph` marks each sentence with its language and directio
 
 import io
 import math
+import numbers
 import re
 import warnings
 
@@ -52,6 +53,26 @@ class Shown:
 
     def update(self) -> None:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
+
+
+def checked_choice(value, options, name: str):
+    """value if it is one of options; else a ValueError listing them (a Dropdown given
+    another value raised traitlets' "Invalid selection: value not found")."""
+    options = list(options)
+    if value not in options:
+        raise ValueError(f"{name} {value!r}: choose one of {', '.join(map(str, options))}")
+    return value
+
+
+def checked_number(value, low, high, name: str, whole: bool = False):
+    """value if it is a number (whole, if asked) from low to high; else a ValueError naming
+    the range (a slider given a value outside it kept the nearest end without a word)."""
+    kind = numbers.Integral if whole else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind) or not low <= value <= high:
+        what = "a whole number" if whole else "a number"
+        upto = f"from {low:g} to {high:g}" if math.isfinite(high) else f"of {low:g} or more"
+        raise ValueError(f"{name} {value!r}: choose {what} {upto}")
+    return value
 
 
 def float_slider(**options) -> widgets.FloatSlider:

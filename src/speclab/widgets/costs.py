@@ -8,6 +8,8 @@
 """
 
 import html
+import math
+import numbers
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -15,7 +17,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from speclab.render import counted
-from speclab.widgets.base import Shown, figure_png, float_slider, typed_text
+from speclab.widgets.base import (
+    Shown,
+    checked_choice,
+    checked_number,
+    figure_png,
+    float_slider,
+    typed_text,
+)
 
 
 class WidthExplorer(Shown):
@@ -38,6 +47,10 @@ class WidthExplorer(Shown):
         seed: int = 0,
         blas_threads: int | None = 1,
     ):
+        checked_choice(width, range(128, 769, 128), "width")
+        checked_number(n_layer, 1, math.inf, "n_layer", whole=True)
+        checked_number(n_past, 0, math.inf, "n_past", whole=True)
+        checked_number(repeats, 1, math.inf, "repeats", whole=True)
         if 1 not in n_new_values or 5 not in n_new_values:
             raise ValueError("n_new_values must include 1 and 5 (the ratio the lesson reads)")
         self.n_layer, self.n_past, self.repeats = n_layer, n_past, repeats
@@ -110,9 +123,18 @@ class BoundaryExplorer(Shown):
 
     def __init__(self, scenario_alphas: dict | None = None, k: int = 4, c: float = 0.02,
                  verify_per_position: float = 0.05):  # fmt: skip
+        checked_number(k, 1, 8, "k", whole=True)
+        checked_number(c, 0.0, 1.0, "c")
+        checked_number(verify_per_position, 0.0, 0.5, "verify_per_position")
+        for name, alpha in (scenario_alphas or {}).items():  # NaN: a scenario without drafts
+            if alpha is not None and not (
+                isinstance(alpha, numbers.Real) and (math.isnan(alpha) or 0 <= alpha <= 1)
+            ):
+                raise ValueError(f"the alpha of {name!r} is {alpha!r}: give a number from 0 to 1")
         # names as text that can be drawn: a hand-edited report may hold half a character
         self.scenario_alphas = {
-            typed_text(str(name)): alpha for name, alpha in (scenario_alphas or {}).items()
+            typed_text(str(name)): math.nan if alpha is None else alpha  # None: JSON's null
+            for name, alpha in (scenario_alphas or {}).items()
         }
         self.k = widgets.IntSlider(value=k, min=1, max=8, description="k (drafts)")
         self.c = float_slider(value=c, min=0.0, max=1.0, step=0.01,

@@ -10,7 +10,7 @@ import html
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, figure_png, float_slider, typed_text
+from speclab.widgets.base import Shown, checked_number, figure_png, float_slider, typed_text
 
 LONG_TEXT = 256  # tokens: above this, the note says it is computing while the forward runs
 
@@ -24,7 +24,7 @@ class NextTokenExplorer(Shown):
     """
 
     def __init__(self, model, text: str = "def is_even(number):\n    return", n: int = 10):
-        self.model, self.n = model, n
+        self.model, self.n = model, checked_number(n, 1, 256, "n", whole=True)
         self.text = widgets.Textarea(value=text, description="text",
                                      layout=widgets.Layout(width="100%", height="5em"))  # fmt: skip
         self.temperature = float_slider(value=1.0, min=0.0, max=2.0, step=0.1,

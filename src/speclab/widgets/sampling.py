@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, figure_png, float_slider
+from speclab.widgets.base import Shown, checked_choice, figure_png, float_slider
 
 SAMPLING_LABELS = ("A", "B", "C", "D")  # lesson 07's four-token vocabulary
 
@@ -24,6 +24,9 @@ def _weights(values, name: str) -> list[float]:
         raise ValueError(f"{name} needs one weight of 0 or more per token, got {list(values)}")
     most = weights.max(initial=0.0)
     return (weights / most if most > 1 else weights).tolist()
+
+
+STEPS = [100, 300, 1000, 3000, 10000]  # the steps slider's choices
 
 
 class SamplingRuleExplorer(Shown):
@@ -59,7 +62,7 @@ class SamplingRuleExplorer(Shown):
         self.target_sliders = [slider(v, f"p({t})") for v, t in zip(p_target, labels, strict=True)]
         self.draft_sliders = [slider(v, f"q({t})") for v, t in zip(p_draft, labels, strict=True)]
         self.steps = widgets.SelectionSlider(
-            options=[100, 300, 1000, 3000, 10000], value=steps, description="steps",
+            options=STEPS, value=checked_choice(steps, STEPS, "steps"), description="steps",
             continuous_update=False,
         )  # fmt: skip
         self.text = widgets.HTML()

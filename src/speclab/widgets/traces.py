@@ -8,13 +8,24 @@
 """
 
 import html
+import math
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from speclab.figures import CROSS, TICK
 from speclab.render import counted
-from speclab.widgets.base import Shown, figure_png, visible_text
+from speclab.widgets.base import Shown, checked_choice, checked_number, figure_png, visible_text
+
+
+def _named(things, name: str) -> dict:
+    """{name: thing}, at least one: a list or a text ended in "dictionary update sequence
+    element #0 has length 10; 2 is required", an empty dict in a bare StopIteration."""
+    if not isinstance(things, dict) or not things:
+        raise ValueError(
+            f"{name} must be a dict of at least one {{name: ...}}, got {things!r}"[:300]
+        )
+    return dict(things)
 
 
 class SpeculativeExplorer(Shown):
@@ -39,15 +50,27 @@ class SpeculativeExplorer(Shown):
         max_new_tokens: int = 80,
         adaptive: bool = False,
     ):
-        self.target, self.drafters, self.prompts = target, dict(drafters), dict(prompts)
+        self.target, self.drafters, self.prompts = (
+            target,
+            _named(drafters, "drafters"),
+            _named(prompts, "prompts"),
+        )
+        for name, make in self.drafters.items():  # a drafter itself has no call: a maker does
+            if not callable(make):
+                raise ValueError(f"drafters[{name!r}] must make a fresh drafter when called, e.g. "
+                                 f"lambda: PromptLookupDrafter(); got {make!r}")  # fmt: skip
+        prompt = checked_choice(next(iter(self.prompts)) if prompt is None else prompt,
+                                self.prompts, "prompt")  # fmt: skip
+        drafter = checked_choice(next(iter(self.drafters)) if drafter is None else drafter,
+                                 self.drafters, "drafter")  # fmt: skip
+        checked_number(k, 1, 8, "k", whole=True)
+        checked_number(max_new_tokens, 10, 200, "max_new_tokens", whole=True)
         self._greedy_runs: dict = {}  # (prompt name, max_new_tokens) -> greedy DecodeResult
         self.prompt = widgets.Dropdown(
-            options=list(self.prompts), value=prompt or next(iter(self.prompts)),
-            description="prompt",
+            options=list(self.prompts), value=prompt, description="prompt",
         )  # fmt: skip
         self.drafter = widgets.Dropdown(
-            options=list(self.drafters), value=drafter or next(iter(self.drafters)),
-            description="drafter",
+            options=list(self.drafters), value=drafter, description="drafter",
         )  # fmt: skip
         self.k = widgets.IntSlider(value=k, min=1, max=8, description="k (drafts)",
                                    continuous_update=False)  # fmt: skip
@@ -166,12 +189,15 @@ class DrafterGame(Shown):
     """
 
     def __init__(self, target, prompts: dict, prompt: str | None = None, max_new_tokens: int = 60):
-        self.target, self.prompts = target, dict(prompts)
-        self.max_new_tokens = max_new_tokens
+        self.target, self.prompts = target, _named(prompts, "prompts")
+        prompt = checked_choice(next(iter(self.prompts)) if prompt is None else prompt,
+                                self.prompts, "prompt")  # fmt: skip
+        self.max_new_tokens = checked_number(
+            max_new_tokens, 1, math.inf, "max_new_tokens", whole=True
+        )
         self._lookup_runs: dict = {}  # (prompt name, n tokens) -> lookup's tokens per forward
         self.prompt = widgets.Dropdown(
-            options=list(self.prompts), value=prompt or next(iter(self.prompts)),
-            description="text",
+            options=list(self.prompts), value=prompt, description="text",
         )  # fmt: skip
         self.guess = widgets.Text(description="your guess",
                                   placeholder="the next few characters, then press check")  # fmt: skip
