@@ -1,5 +1,6 @@
 """Speculative greedy decoding must return exactly plain greedy decoding's tokens."""
 
+import re
 import sysconfig
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from speclab.decoding import GuessVerifier, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
 from speclab.gpt import GPTConfig
-from speclab.tokenizer import encode
+from speclab.tokenizer import decode, encode
 from speclab.weights import random_model
 
 CONFIG = GPTConfig(n_layer=2, n_head=2, n_embd=16, n_ctx=96)
@@ -238,3 +239,36 @@ def test_a_guess_past_the_budget_is_cut_and_a_finished_text_refuses_more():
         GuessVerifier(model, [], max_new_tokens=10)
     with pytest.raises(ValueError, match="max_new_tokens"):  # a game needs one token to write
         GuessVerifier(model, encode("a"), max_new_tokens=0)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m, p: speculative_decode(m, PromptLookupDrafter, p, 5, 4),
+         "drafter must be a drafter, e.g. PromptLookupDrafter(), not its class"),
+        (lambda m, p: speculative_decode(m, p, PromptLookupDrafter(), 5, 4),  # two swapped
+         "prompt_tokens must be a list of token ids, got a PromptLookupDrafter"),
+        (lambda m, p: decode(greedy_decode(m, p, 3)),
+         "tokens must be a list of token ids, got a DecodeResult (its .tokens are token ids)"),
+        (lambda m, p: greedy_decode(m.params, p, 3), "model must be a model, as load_target()"),
+        (lambda m, p: ModelDrafter("draft.npz"), "(to read a file: speclab.weights.load(path))"),
+        (lambda m, p: greedy_decode(m, p, 3, stop=10), "stop must be a text, a token list"),
+        # k = 10**9 had run for minutes, its memory growing by gigabytes
+        (lambda m, p: speculative_decode(m, PromptLookupDrafter(), p, 5, 10**9),
+         "k must be at most the context window, 64, got 1000000000"),
+    ],
+)  # fmt: skip
+def test_a_wrong_object_is_named_where_it_is_given(tiny_model, call, message):
+    """Each ended deep inside: "'dict' object has no attribute 'config'", "prepare() missing 1
+    required positional argument", "'DecodeResult' object is not iterable"."""
+    with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+        call(tiny_model, encode("abc abc"))
+
+
+def test_a_model_of_integers_is_refused(tmp_path, tiny_model):
+    """load(path, dtype=int) cast every weight to 0: a model that writes only NUL bytes."""
+    from speclab.weights import load, save
+
+    save(tmp_path / "m.npz", tiny_model.params, tiny_model.config)
+    with pytest.raises(ValueError, match="dtype must be a floating type"):
+        load(tmp_path / "m.npz", dtype=int)

@@ -44,6 +44,7 @@ from speclab.sampling import (
     speculative_step,
 )
 from speclab.tokenizer import as_token_list, encode
+from speclab.weights import checked_model
 
 
 @dataclass
@@ -105,7 +106,9 @@ class DecodeResult:
 def _stop_sequences(stop) -> list[list[int]]:
     if stop is None:
         return []
-    if isinstance(stop, (str, bytes)) or (stop and isinstance(stop[0], (int, np.integer))):
+    if not isinstance(stop, (str, bytes, list, tuple, np.ndarray)):  # stop=10 was not subscriptable
+        raise TypeError(f"stop must be a text, a token list or a list of either, got {stop!r}")
+    if isinstance(stop, (str, bytes)) or (len(stop) and isinstance(stop[0], (int, np.integer))):
         stop = [stop]
     sequences = []
     for item in stop:
@@ -129,6 +132,7 @@ def _first_stop_end(output: list[int], stops: list[list[int]], searched: int) ->
 
 def _prepare(model, prompt_tokens, max_new_tokens, least: int = 0):
     """The prompt as a token list and max_new_tokens checked: both fit the context window."""
+    checked_model(model)
     prompt = as_token_list(prompt_tokens, "prompt_tokens")
     if not prompt:
         raise ValueError("the prompt must hold at least one token")
@@ -277,6 +281,10 @@ def speculative_decode(
     """
     prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
     k = as_count(k, "k", 1)
+    if k > model.config.n_ctx:  # k = 10**9 had run for minutes and taken gigabytes
+        raise ValueError(f"k must be at most the context window, {model.config.n_ctx}, got {k}")
+    if isinstance(drafter, type):  # speculative_decode(target, PromptLookupDrafter, ...)
+        raise TypeError(f"drafter must be a drafter, e.g. {drafter.__name__}(), not its class")
     if drafter is None or not callable(getattr(drafter, "propose", None)):
         raise TypeError("drafter must have a propose(tokens, k) method")
     settings = _sampling(temperature, top_k, top_p, rng)

@@ -26,6 +26,7 @@ from speclab.gpt import forward
 from speclab.kv_cache import KVCache
 from speclab.sampling import sample_token, sampling_distribution
 from speclab.tokenizer import as_token_list
+from speclab.weights import checked_model
 
 MAX_NGRAM = 15  # the longest n-gram PromptLookupDrafter indexes
 
@@ -152,7 +153,7 @@ class ModelDrafter:
     """
 
     def __init__(self, model):
-        self.model = model
+        self.model = checked_model(model, "ModelDrafter's model")
         self.name = f"model ({model.name or 'draft'})"
         self.forwards = 0
         self.reset()

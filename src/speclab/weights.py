@@ -384,6 +384,8 @@ def load(path, dtype=np.float64) -> Model:
     kind, the zip directory (names, declared sizes), the config, then each array's .npy
     header (shape, dtype) before its data. Every problem is a ValueError naming it.
     """
+    if not np.issubdtype(np.dtype(dtype), np.floating):  # int gave a model of zeros
+        raise ValueError(f"dtype must be a floating type (np.float64 or np.float32), got {dtype!r}")
     path = Path(path)
     if not path.exists():
         if path.is_symlink():  # a link to nothing, or to itself ("no file" misled)
@@ -435,3 +437,18 @@ def load_draft(dtype=DRAFT_DTYPE) -> Model:
     from speclab.paths import weights_dir
 
     return load(weights_dir() / "draft.npz", dtype=dtype)
+
+
+def checked_model(model, name: str = "model") -> Model:
+    """model, if it is one: its parameters alone, a file name or the model's class were read
+    deep inside as "'dict' object has no attribute 'config'"."""
+    if not isinstance(model, Model):
+        given = type(model).__name__
+        hint = (
+            " (to read a file: speclab.weights.load(path))"
+            if isinstance(model, (str, Path))
+            else ""
+        )
+        raise TypeError(f"{name} must be a model, as load_target(), load_draft() or load(path) "
+                        f"return it; got a {given}{hint}")  # fmt: skip
+    return model
