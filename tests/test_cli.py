@@ -134,3 +134,29 @@ def test_a_value_that_starts_with_a_dash_gets_a_hint(argv, hint, capsys):
         assert "starts with '-'" not in err
     else:
         assert err.rstrip().endswith(f"; to give a value that starts with '-', {hint}")
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGINT"), reason="no SIGINT")
+def test_a_ctrl_c_while_interrupted_is_printed_is_no_traceback(monkeypatch, capsys, tmp_path):
+    """`speclab train` takes Ctrl-C with a handler of its own (it saves a checkpoint); main's
+    handler then has seen none, and a Ctrl-C held down raised again while main printed
+    "interrupted": a traceback and status -2 after a clean stop."""
+    import os
+    import signal
+
+    from speclab import bench, cli
+
+    def stopped(args):  # as train: its own handler took the Ctrl-C and stopped the run
+        raise KeyboardInterrupt
+
+    said = cli._interrupted
+
+    def held_down(argv):  # the next Ctrl-C arrives while the message is being made
+        os.kill(os.getpid(), signal.SIGINT)
+        return said(argv)
+
+    monkeypatch.setattr(bench, "run_forward", stopped)
+    monkeypatch.setattr(cli, "_interrupted", held_down)
+    assert main(["bench", "forward", "--out", str(tmp_path / "bench")]) == 130
+    assert capsys.readouterr().err.endswith("interrupted\n")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back

@@ -292,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             raise KeyboardInterrupt
         return status
     except KeyboardInterrupt as error:
+        _stopping()  # a command's own handler (train's) may have taken the earlier Ctrl-Cs
         print(_interrupted(sys.argv[1:] if argv is None else argv), file=sys.stderr)
         return 143 if isinstance(error, Terminated) else 130
     except BrokenPipeError:
@@ -326,6 +327,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         restore()
+
+
+def _stopping() -> None:
+    """Ignore further Ctrl-Cs: the command is stopping. A command with a handler of its own
+    (train saves a checkpoint) took the first ones, so main's handler had seen none and a
+    Ctrl-C held down raised again while "interrupted" was printed: a traceback."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
 
 
 def as_typed(text: str) -> str:
