@@ -327,7 +327,7 @@ def test_an_unknown_language_is_a_usage_error(capsys):
     [
         (["--lang", "zh"], {}, "speclab check-guesses: 错误：缺少必需的参数：FILE"),
         (["--lang=fa"], {}, "speclab check-guesses: خطا: این آرگومان‌ها لازم‌اند: FILE"),
-        (["--la", "zh", ""], {}, "错误：参数 FILE：路径是空的：请写出文件或文件夹的名字"),
+        (["--la", "zh", ""], {}, "错误：参数 FILE：文件名是空的：请写出文件或文件夹的名字"),
         (["--lang", "de", "a.csv"], {"LANG": "zh_CN.UTF-8"}, "错误：参数 --lang：无效的选择 'de'"),
         (["--bogus", "a.csv"], {"LANG": "fa_IR.UTF-8"}, "خطا: آرگومان‌های ناشناخته: \u200e--bogus"),
         (["--lang", "zh", "a.csv", "--lang"], {}, "错误：参数 --lang 后面需要一个值"),
@@ -778,3 +778,17 @@ def test_wrapping_by_columns_keeps_every_character(text, width):
     lines = wrapped(text, width)
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
     assert all(columns(line) <= width or " " not in line for line in lines)  # a long word alone
+
+
+def test_no_persian_message_sets_a_quoted_value_beside_another_value():
+    """ "حدس {guess!r} {length} حرف دارد": the bidi algorithm joins 'EFGH' and 4 into one
+    left-to-right run, so the count showed before the guess. A Persian word between them
+    keeps each where the sentence puts it."""
+    import re
+
+    from speclab.paths import repo_root
+
+    po = repo_root() / "src" / "speclab" / "locale" / "fa" / "LC_MESSAGES" / "speclab.po"
+    adjacent = [line for line in po.read_text("utf-8").splitlines()
+                if line.startswith("msgstr") and re.search(r"!r\}\s+\{", line)]  # fmt: skip
+    assert adjacent == []
