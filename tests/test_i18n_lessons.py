@@ -150,3 +150,28 @@ def test_make_handouts_builds_the_translations(tmp_path):
             assert f"{lang}/{stem}.html" in pages and f"{lang}/answers/{stem}.html" in pages
     index = (tmp_path / "out" / "index.html").read_text("utf-8")
     assert 'href="fa/answers/02_symbolic_acceptance.html"' in index
+
+
+@pytest.mark.parametrize("lang", ["zh", "fa"])
+def test_lesson_03s_counted_rounds_wear_the_handouts_headers(lang):
+    """zh and fa lesson 03 showed the counted rounds under the code's English names
+    (accepted, target_forwards, ...) beside the handout's table in the learner's language."""
+    import ast
+    import json
+
+    from speclab.paths import repo_root
+
+    root = repo_root()
+    cells = json.loads(
+        (root / "notebooks" / lang / "03_forward_arithmetic.ipynb").read_text("utf-8")
+    )
+    code = next(
+        "".join(c["source"]) for c in cells["cells"] if "per_case.set_axis" in "".join(c["source"])
+    )
+    assigned = next(node for node in ast.parse(code).body
+                    if isinstance(node, ast.Assign) and node.targets[0].id == "headers")  # fmt: skip
+    handout = (root / "lessons" / lang / "03_forward_arithmetic.md").read_text("utf-8")
+    first_table = next(line for line in handout.splitlines() if line.startswith("|"))
+    assert ast.literal_eval(assigned.value) == [
+        cell.strip() for cell in first_table.strip("|").split("|")
+    ]
