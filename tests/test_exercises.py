@@ -1644,3 +1644,10 @@ def test_the_whole_path_as_prefix_is_still_the_whole_path():
     from speclab.exercises import explain_invalid
 
     assert "is already the whole path" in explain_invalid("ABCDEFG", "A")
+
+
+@pytest.mark.parametrize("given", ["data/guesses.csv", [], pd.DataFrame({"guess": ["ABX"]})])
+def test_score_given_a_file_name_says_what_it_needs(given):
+    """score("maria.csv") ended in "string indices must be integers"."""
+    with pytest.raises(GuessFileError, match=r"score needs the table that check_guesses returns"):
+        score(given)

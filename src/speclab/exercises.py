@@ -405,6 +405,14 @@ def score(frame: pd.DataFrame, lang: str | None = None) -> Score:
         )  # fmt: skip
         error.lang = lang  # a notebook shows it in the learner's language
         raise error
+    if not isinstance(frame, pd.DataFrame) or "matches" not in frame:  # score("maria.csv")
+        error = GuessFileError(
+            N_("score needs the table that check_guesses returns, not {given}: first "
+               "results = check_guesses(your_file), then score(results)"),
+            given=type(frame).__name__,
+        )  # fmt: skip
+        error.lang = lang
+        raise error
     valid = frame["error"] == ""
     filled = valid & frame["matches"].notna()
     return Score(
