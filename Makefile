@@ -5,6 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# A test that hangs (once in many runs a notebook kernel's reply never came, and the run sat
+# idle) fails after 20 minutes and runs once more; a test that fails for any other reason is
+# not run again.
+HANG_GUARD := --timeout=1200 --reruns=1 --only-rerun=Timeout --only-rerun=DeadKernel
+
 .PHONY: lab test test-slow test-browser test-pack classroom-pack lint handouts bench clean
 
 # A .venv of an older Python, or one left without pip (Debian without python3-venv), is made
@@ -26,13 +31,13 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	TQDM_DISABLE=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --nbmake-timeout=600 tests notebooks --nbmake -q
+	TQDM_DISABLE=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --nbmake-timeout=600 tests notebooks --nbmake -q $(HANG_GUARD)
 
 test-slow: $(STAMP)
 	TQDM_DISABLE=1 $(BIN)/python -m pytest -m slow tests -q
 
 test-browser: $(STAMP)
-	$(BIN)/python -m pytest -m browser tests -q
+	$(BIN)/python -m pytest -m browser tests -q $(HANG_GUARD)
 
 # build/handouts/: lessons/*.md and lessons/answers/*.md as print-ready HTML, plus A4 and
 # Letter PDFs when /usr/bin/chromium exists; open build/handouts/index.html.
