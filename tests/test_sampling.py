@@ -912,3 +912,18 @@ def test_the_checked_helpers_still_take_batches_and_round_off():
     assert np.allclose(keep, np.minimum(1, p / q))
     leftover = sampling.leftover_distribution(p[0] + 1e-12, q[0])  # round-off is no error
     assert np.allclose(leftover, [1, 0, 0, 0])  # max(0, p - q) = (0.3, 0, 0, 0), normalised
+
+
+def test_the_draw_checks_leave_what_was_valid_alone():
+    """Zero rows, a weight a hair below 0 from round-off: taken as before the checks; a
+    stdlib random.Random, whose random() draws no arrays, named."""
+    import random as stdlib_random
+
+    rng = np.random.default_rng(0)
+    assert sampling.sample_rows(np.zeros((0, 4)), rng).shape == (0,)
+    assert sampling.acceptance_probability(np.zeros((0, 4)), np.zeros((0, 4))).shape == (0, 4)
+    assert sampling.sample_token([0.5, 0.5 + 1e-17, -1e-17], rng) in (0, 1)
+    with pytest.raises(TypeError, match="rng must be a numpy Generator"):
+        sampling.sample_tokens([0.5, 0.5], 3, stdlib_random.Random(0))
+    with pytest.raises(ValueError, match=re.escape("must each be one distribution [n_vocab]")):
+        sampling.leftover_distribution(np.full((2, 4), 0.25), np.full((2, 4), 0.25))

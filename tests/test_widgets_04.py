@@ -50,9 +50,10 @@ def test_width_slider_range_is_up_to_gpt2_small():
     assert explorer.width.continuous_update is False  # measure once per release, not per pixel
 
 
-def test_width_explorer_needs_the_ratio_it_reports():
-    with pytest.raises(ValueError, match="include 1 and 5"):
-        WidthExplorer(n_new_values=(1, 2, 4))
+@pytest.mark.parametrize("values", [(1, 2, 4), (1, 5)])  # (1, 5): a KeyError for n_new = 2
+def test_width_explorer_needs_the_ratios_it_reports(values):
+    with pytest.raises(ValueError, match="include 1, 2 and 5"):
+        WidthExplorer(n_new_values=values)
 
 
 def test_width_explorer_counts_its_blocks():

@@ -309,3 +309,13 @@ def test_the_explorer_names_a_value_its_controls_cannot_hold(models, change, mes
 def test_the_game_names_a_value_it_cannot_use(models, change, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         DrafterGame(models[0], PROMPTS, **change)
+
+
+def test_prompts_as_pairs_or_any_mapping_are_taken(models):
+    from types import MappingProxyType
+
+    target, _ = models
+    drafters = {"lookup": lambda: PromptLookupDrafter(3, 1)}
+    for prompts in (list(PROMPTS.items()), MappingProxyType(PROMPTS)):
+        shown = SpeculativeExplorer(target, drafters, prompts, prompt="", max_new_tokens=10)
+        assert shown.prompt.value == "repeat"  # "" or None: the first prompt

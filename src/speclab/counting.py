@@ -155,7 +155,7 @@ def _round_cost(k, verify_ratio, draft_cost):
         ("verify_ratio", verify_ratio, "> 0"),
         ("draft_cost", draft_cost, ">= 0"),
     ):
-        if isinstance(value, bool | np.bool_ | str):
+        if isinstance(value, bool | np.bool_ | str) or value is None:
             raise TypeError(f"{name} must be a number {least}, got {value!r}")
         values = np.asarray(value, dtype=np.float64)
         low_ok = values > 0 if least == "> 0" else values >= 0

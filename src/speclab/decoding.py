@@ -27,6 +27,7 @@ Left out: batching several prompts, tree drafts.
 """
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -106,7 +107,7 @@ class DecodeResult:
 def _stop_sequences(stop) -> list[list[int]]:
     if stop is None:
         return []
-    if not isinstance(stop, (str, bytes, list, tuple, np.ndarray)):  # stop=10 was not subscriptable
+    if not isinstance(stop, (str, bytes, Sequence, np.ndarray)):  # stop=10 was not subscriptable
         raise TypeError(f"stop must be a text, a token list or a list of either, got {stop!r}")
     if isinstance(stop, (str, bytes)) or (len(stop) and isinstance(stop[0], (int, np.integer))):
         stop = [stop]
@@ -281,8 +282,7 @@ def speculative_decode(
     """
     prompt, max_new_tokens = _prepare(model, prompt_tokens, max_new_tokens)
     k = as_count(k, "k", 1)
-    if k > model.config.n_ctx:  # k = 10**9 had run for minutes and taken gigabytes
-        raise ValueError(f"k must be at most the context window, {model.config.n_ctx}, got {k}")
+    k = min(k, model.config.n_ctx)  # no round drafts more; k = 10**9 had taken gigabytes
     if isinstance(drafter, type):  # speculative_decode(target, PromptLookupDrafter, ...)
         raise TypeError(f"drafter must be a drafter, e.g. {drafter.__name__}(), not its class")
     if drafter is None or not callable(getattr(drafter, "propose", None)):

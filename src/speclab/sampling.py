@@ -49,6 +49,7 @@ Left out: tree drafts (SpecInfer), lossy "typical acceptance" (Medusa), batching
 """
 
 import math
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,7 +145,8 @@ def one_hot(tokens, n_vocab: int):
 
 def _check_draw(p, rng, rows: bool = False) -> None:
     """What every draw needs: a Generator (not a seed), and weights with mass to draw from."""
-    if not callable(getattr(rng, "random", None)):  # a Generator, or the tests' scripted one
+    # a Generator, or the tests' scripted one; random.Random's random() takes no size
+    if isinstance(rng, random.Random) or not callable(getattr(rng, "random", None)):
         raise TypeError(
             f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {rng!r}"
         )
@@ -152,13 +154,18 @@ def _check_draw(p, rng, rows: bool = False) -> None:
     if p.ndim != (2 if rows else 1) or p.shape[-1] == 0:
         raise ValueError(f"p must be {'[n, n_vocab]' if rows else '[n_vocab]'} weights, "
                          f"got shape {list(p.shape)}")  # fmt: skip
-    if not (np.isfinite(p).all() and p.min() >= 0 and (p.sum(axis=-1) > 0).all()):
+    # -1e-9: round-off, as _as_distributions allows it
+    if not (np.isfinite(p).all() and p.min(initial=0) >= -1e-9 and (p.sum(axis=-1) > 0).all()):
         raise ValueError("p must be weights that are finite, not negative, and not all 0")
 
 
 def sample_token(p, rng: np.random.Generator) -> int:
     """One token drawn from p [n_vocab] by inverting its cumulative sum (one rng.random())."""
     _check_draw(p, rng)
+    return _sample(p, rng)
+
+
+def _sample(p, rng) -> int:  # sample_token for a distribution already checked
     cdf = np.cumsum(p)  # [n_vocab]
     index = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
     if index >= cdf.size:  # u * total rounded up to total: take the last token with mass
@@ -169,8 +176,10 @@ def sample_token(p, rng: np.random.Generator) -> int:
 def sample_tokens(p, n: int, rng: np.random.Generator):
     """n independent tokens drawn from p [n_vocab] -> int64 [n] (vectorised)."""
     _check_draw(p, rng)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be a whole number of tokens, at least 0, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be a whole number of tokens, got {n!r}")
+    if n < 0:
+        raise ValueError(f"n must be at least 0, got {n}")
     cdf = np.cumsum(p)  # [n_vocab]
     index = np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right")
     return np.minimum(index, np.flatnonzero(p)[-1]).astype(np.int64)
@@ -232,7 +241,10 @@ def expected_match_acceptance(p_target, p_draft) -> float:
 def _two_distributions(p_target, p_draft):
     """p_target and p_draft [n_vocab], checked by _as_distributions as one row each."""
     p_target, p_draft = np.asarray(p_target, np.float64), np.asarray(p_draft, np.float64)
-    if p_target.ndim != 1 or p_draft.shape != p_target.shape:
+    if p_target.ndim != 1 or p_draft.ndim != 1:
+        raise ValueError(f"p_target and p_draft must each be one distribution [n_vocab], got "
+                         f"shapes {list(p_target.shape)} and {list(p_draft.shape)}")  # fmt: skip
+    if p_draft.shape != p_target.shape:
         raise ValueError(f"p_target and p_draft must be distributions over the same tokens, "
                          f"got shapes {list(p_target.shape)} and {list(p_draft.shape)}")  # fmt: skip
     p_target = _as_distributions(p_target[None], "p_target", 1, None)
@@ -247,7 +259,7 @@ def _same_shape_distributions(p_target, p_draft):
         raise ValueError(f"p_target and p_draft must be distributions over the same tokens, "
                          f"got shapes {list(p_target.shape)} and {list(p_draft.shape)}")  # fmt: skip
     rows = int(np.prod(p_target.shape[:-1]))
-    flat = [_as_distributions(d.reshape(rows, -1), name, rows, None)
+    flat = [_as_distributions(d.reshape(rows, p_target.shape[-1]), name, rows, None)
             for d, name in ((p_target, "p_target"), (p_draft, "p_draft"))]  # fmt: skip
     return flat[0].reshape(p_target.shape), flat[1].reshape(p_draft.shape)
 
@@ -314,8 +326,8 @@ def speculative_step(p_target, p_draft, draft_tokens, rng: np.random.Generator):
     p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens)
     for i, x in enumerate(tokens):
         if not rng.random() * p_draft[i, x] < p_target[i, x]:  # accept w.p. min(1, p/q)
-            return i, sample_token(_leftover(p_target[i], p_draft[i]), rng)
-    return len(tokens), sample_token(p_target[-1], rng)
+            return i, _sample(_leftover(p_target[i], p_draft[i]), rng)
+    return len(tokens), _sample(p_target[-1], rng)
 
 
 def draw_and_match_step(p_target, p_draft, draft_tokens, rng: np.random.Generator):
@@ -327,10 +339,10 @@ def draw_and_match_step(p_target, p_draft, draft_tokens, rng: np.random.Generato
     """
     p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens)
     for i, x in enumerate(tokens):
-        drawn = sample_token(p_target[i], rng)
+        drawn = _sample(p_target[i], rng)
         if drawn != x:
             return i, drawn
-    return len(tokens), sample_token(p_target[-1], rng)
+    return len(tokens), _sample(p_target[-1], rng)
 
 
 def biased_resample_step(p_target, p_draft, draft_tokens, rng: np.random.Generator):
@@ -345,8 +357,8 @@ def biased_resample_step(p_target, p_draft, draft_tokens, rng: np.random.Generat
     p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens)
     for i, x in enumerate(tokens):
         if not rng.random() * p_draft[i, x] < p_target[i, x]:
-            return i, sample_token(p_target[i], rng)  # the mistake: p, not the leftover
-    return len(tokens), sample_token(p_target[-1], rng)
+            return i, _sample(p_target[i], rng)  # the mistake: p, not the leftover
+    return len(tokens), _sample(p_target[-1], rng)
 
 
 STEP_RULES = {

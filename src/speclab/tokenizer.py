@@ -36,7 +36,7 @@ def as_token_list(tokens, name: str = "tokens") -> list[int]:
     except TypeError:  # "'DecodeResult' object is not iterable" said nothing of what to give
         kind = type(tokens).__name__
         hint = " (its .tokens are token ids)" if hasattr(tokens, "tokens") else ""
-        raise TypeError(f"{name} must be a list of token ids, got a {kind}{hint}") from None
+        raise TypeError(f"{name} must be a list of token ids, got {kind}{hint}") from None
     for position, token in enumerate(tokens):
         if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
             raise TypeError(f"{name}[{position}] is {token!r}: token ids are integers")

@@ -442,7 +442,7 @@ def load_draft(dtype=DRAFT_DTYPE) -> Model:
 def checked_model(model, name: str = "model") -> Model:
     """model, if it is one: its parameters alone, a file name or the model's class were read
     deep inside as "'dict' object has no attribute 'config'"."""
-    if not isinstance(model, Model):
+    if not (hasattr(model, "config") and hasattr(model, "params")):  # a Model, or one like it
         given = type(model).__name__
         hint = (
             " (to read a file: speclab.weights.load(path))"

@@ -51,8 +51,8 @@ class WidthExplorer(Shown):
         checked_number(n_layer, 1, math.inf, "n_layer", whole=True)
         checked_number(n_past, 0, math.inf, "n_past", whole=True)
         checked_number(repeats, 1, math.inf, "repeats", whole=True)
-        if 1 not in n_new_values or 5 not in n_new_values:
-            raise ValueError("n_new_values must include 1 and 5 (the ratio the lesson reads)")
+        if not {1, 2, 5} <= set(n_new_values):  # the text reads both ratios
+            raise ValueError("n_new_values must include 1, 2 and 5 (the ratios the lesson reads)")
         self.n_layer, self.n_past, self.repeats = n_layer, n_past, repeats
         self.n_new_values, self.tolerance = list(n_new_values), tolerance
         self.seed, self.blas_threads = seed, blas_threads

@@ -56,7 +56,8 @@ class SamplingRuleExplorer(Shown):
         self.labels, self.seed = tuple(labels), seed
 
         def slider(value, name):
-            return float_slider(value=value, min=0.0, max=1.0, step=0.05,
+            # three decimals: a weight given as 1 in 1,000 is shown, not rounded to 0.00
+            return float_slider(value=value, min=0.0, max=1.0, step=0.05, readout_format=".3f",
                                        description=name, continuous_update=False)  # fmt: skip
 
         self.target_sliders = [slider(v, f"p({t})") for v, t in zip(p_target, labels, strict=True)]

@@ -9,6 +9,7 @@
 
 import html
 import math
+from collections.abc import Mapping
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
@@ -21,7 +22,10 @@ from speclab.widgets.base import Shown, checked_choice, checked_number, figure_p
 def _named(things, name: str) -> dict:
     """{name: thing}, at least one: a list or a text ended in "dictionary update sequence
     element #0 has length 10; 2 is required", an empty dict in a bare StopIteration."""
-    if not isinstance(things, dict) or not things:
+    pairs = isinstance(things, (list, tuple)) and all(
+        isinstance(pair, tuple) and len(pair) == 2 for pair in things
+    )  # [(name, thing), ...], as dict() takes them
+    if not (isinstance(things, Mapping) or pairs) or not things:
         raise ValueError(
             f"{name} must be a dict of at least one {{name: ...}}, got {things!r}"[:300]
         )
@@ -59,9 +63,9 @@ class SpeculativeExplorer(Shown):
             if not callable(make):
                 raise ValueError(f"drafters[{name!r}] must make a fresh drafter when called, e.g. "
                                  f"lambda: PromptLookupDrafter(); got {make!r}")  # fmt: skip
-        prompt = checked_choice(next(iter(self.prompts)) if prompt is None else prompt,
+        prompt = checked_choice(prompt or next(iter(self.prompts)),
                                 self.prompts, "prompt")  # fmt: skip
-        drafter = checked_choice(next(iter(self.drafters)) if drafter is None else drafter,
+        drafter = checked_choice(drafter or next(iter(self.drafters)),
                                  self.drafters, "drafter")  # fmt: skip
         checked_number(k, 1, 8, "k", whole=True)
         checked_number(max_new_tokens, 10, 200, "max_new_tokens", whole=True)
@@ -190,7 +194,7 @@ class DrafterGame(Shown):
 
     def __init__(self, target, prompts: dict, prompt: str | None = None, max_new_tokens: int = 60):
         self.target, self.prompts = target, _named(prompts, "prompts")
-        prompt = checked_choice(next(iter(self.prompts)) if prompt is None else prompt,
+        prompt = checked_choice(prompt or next(iter(self.prompts)),
                                 self.prompts, "prompt")  # fmt: skip
         self.max_new_tokens = checked_number(
             max_new_tokens, 1, math.inf, "max_new_tokens", whole=True
