@@ -860,7 +860,16 @@ def test_help_into_a_full_disk_is_a_message_not_a_silent_success(argv, unbuffere
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
-@pytest.mark.parametrize("argv", [["demo", "--k", "x"], ["no-such-command"], ["demo", "--nope"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--k", "x"],
+        ["no-such-command"],
+        ["demo", "--nope"],
+        ["bench", "decode", "--k", "0"],
+        ["train", "smoke", "--set", "lr=-1"],
+    ],
+)  # fmt: skip  (the last two: checked by the command after argparse)
 def test_a_bad_argument_with_stderr_on_a_full_disk_still_ends_in_status_2(argv):
     """The usage line could not be written, and the OSError turned status 2 (a bad argument)
     into 1, as if the command had run and failed."""

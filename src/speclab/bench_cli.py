@@ -14,7 +14,7 @@ from dataclasses import asdict
 import numpy as np
 
 from speclab import bench, bench_decode, decode_reports
-from speclab.cli import as_typed, path_argument, sigterm_stops_cleanly
+from speclab.cli import as_typed, bad_argument, path_argument, sigterm_stops_cleanly
 from speclab.demo import MAX_K
 from speclab.paths import bench_dir, weights_dir
 from speclab.report_files import first_missing, one_at_a_time, remove_if_unused, writable_folder
@@ -127,8 +127,7 @@ def run(args) -> int:
     before = _reports_in(args.out or bench_dir())
     try:
         if problem := option_problem(args):
-            print(printable(f"speclab bench {args.what}: {problem}"), file=sys.stderr)
-            return 2
+            return bad_argument(f"speclab bench {args.what}: {problem}")
         busy = (f"another speclab bench is running with --out {args.out}; wait for it to end "
                 "(two benchmarks at once also time each other's work), or give another --out")  # fmt: skip
         with one_at_a_time(args.out, busy, "--out", LOCK, BenchBusy):

@@ -303,9 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         from speclab.student_files import printable  # here: see the module docstring
 
         if given := _too_long_argument(error, sys.argv[1:] if argv is None else argv):
-            print(printable(f"speclab: {given}: a name in this path is longer than the file "
-                            f"system allows ({error.strerror})"), file=sys.stderr)  # fmt: skip
-            return 2  # a bad argument, found when the path was first used
+            return bad_argument(f"speclab: {given}: a name in this path is longer than the "
+                                f"file system allows ({error.strerror})")  # fmt: skip
         said = _what_failed(error)
         if saved := getattr(args, "saved", None):  # set by a command once its files are written
             said += f"; the files were saved: {', '.join(str(path) for path in saved)}"
@@ -327,6 +326,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         restore()
+
+
+def bad_argument(message: str) -> int:
+    """Say what is wrong with an argument that a command checks itself, and return 2, the
+    status of a bad argument, also where stderr cannot be written (a full disk): the
+    OSError of the message had turned the status into 1, as if the command had failed."""
+    from speclab.student_files import printable  # here: see the module docstring
+
+    try:
+        print(printable(message), file=sys.stderr)
+    except OSError:
+        pass
+    return 2
 
 
 def _stopping() -> None:

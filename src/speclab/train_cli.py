@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from speclab.checkpoints import is_weights_file
-from speclab.cli import ClosedOutput, path_argument, sigterm_stops_cleanly
+from speclab.cli import ClosedOutput, bad_argument, path_argument, sigterm_stops_cleanly
 from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
@@ -457,8 +457,7 @@ def _run(args, name: str, run_dir: Path) -> int:
     except ValueError as error:
         problem = str(error)
     if problem:
-        print(printable(f"speclab train: {problem}"), file=sys.stderr)
-        return 2
+        return bad_argument(f"speclab train: {problem}")
     if args.out is not None and _is_shipped(args.out):  # allowed: how a new model is shipped
         print(printable(f"speclab train: note: --out {args.out} replaces the shipped weights the "
                         f"lessons use, at every validation; `git checkout -- {args.out}` brings "
