@@ -191,3 +191,16 @@ def test_no_machine_specific_paths():
     for path in checked:
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"(?<![\w.])/(work|tmp|root|home)/", text), path
+
+
+def test_the_readme_gives_make_tests_hang_guard_as_the_makefile_sets_it():
+    import re
+
+    guard = re.search(r"^HANG_GUARD := (.*)$", (ROOT / "Makefile").read_text("utf-8"), re.M)[1]
+    seconds = int(re.search(r"--timeout=(\d+)", guard)[1])
+    assert "--reruns=1" in guard and "--only-rerun=Timeout" in guard
+    readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
+    assert f"A test that hangs fails after {seconds // 60} minutes and runs once more" in readme
+    test_line = next(line for line in (ROOT / "Makefile").read_text("utf-8").splitlines()
+                     if "pytest -n 2" in line)  # fmt: skip
+    assert "$(HANG_GUARD)" in test_line
