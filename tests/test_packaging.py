@@ -194,8 +194,6 @@ def test_no_machine_specific_paths():
 
 
 def test_the_readme_gives_make_tests_hang_guard_as_the_makefile_sets_it():
-    import re
-
     guard = re.search(r"^HANG_GUARD := (.*)$", (ROOT / "Makefile").read_text("utf-8"), re.M)[1]
     seconds = int(re.search(r"--timeout=(\d+)", guard)[1])
     assert "--reruns=1" in guard and "--only-rerun=Timeout" in guard
