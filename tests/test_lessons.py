@@ -274,6 +274,20 @@ def test_teacher_guide_has_a_plan_per_lesson():
         assert sum(minutes) == 45, (lesson, minutes)
 
 
+def test_the_90_minute_plan_for_01_to_03_adds_up_and_names_real_exercises():
+    """Lessons 01-03 in one 90-minute class: the guide's variant fits 90 minutes, and every
+    exercise it sets as homework is one the lesson's handout has."""
+    guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
+    minutes = re.findall(r"\*(0[1-3]), (\d+) minutes:\*", guide)
+    assert [lesson for lesson, _ in minutes] == ["01", "02", "03"]
+    assert sum(int(m) for _, m in minutes) == 90
+    homework = guide.split("Homework: 01 exercises", 1)[1].split(".", 1)[0]
+    for lesson, numbers in re.findall(r"(0[1-3]) exercises ([\d, –]+)", "01 exercises" + homework):
+        handout = next(LESSONS.glob(f"{lesson}_*.md")).read_text(encoding="utf-8")
+        for n in re.findall(r"\d+", numbers):
+            assert f"## Exercise {n} " in handout, (lesson, n)
+
+
 GLOSSARY_TERMS = [
     "speculative decoding",
     "draft",
