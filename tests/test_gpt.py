@@ -124,3 +124,23 @@ def test_config_validation():
         GPTConfig(n_layer=1, n_head=3, n_embd=8, n_ctx=4)
     with pytest.raises(ValueError, match="positive integer"):
         GPTConfig(n_layer=0, n_head=1, n_embd=8, n_ctx=4)
+
+
+def test_params_config_and_cache_of_two_models_are_named_not_broadcast(tiny_model):
+    """forward(draft.params, target.config, ...) ended in "could not broadcast input array
+    from shape (4,1,16) into shape (4,1,32)"."""
+    import re
+
+    from speclab.gpt import GPTConfig, forward
+    from speclab.kv_cache import KVCache
+    from speclab.weights import random_model
+
+    other = random_model(
+        GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64), np.random.default_rng(1)
+    )
+    with pytest.raises(
+        ValueError, match=re.escape("params (width 16, 1 layers) are not of the model")
+    ):
+        forward(other.params, tiny_model.config, [1, 2])
+    with pytest.raises(ValueError, match="the cache was made for another model"):
+        forward(tiny_model.params, tiny_model.config, [1, 2], KVCache(other.config))

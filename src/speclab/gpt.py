@@ -108,6 +108,19 @@ def transformer_block(x, mlp, attn, ln_1, ln_2, n_head: int, layer: int, cache):
     return x + ffn(layer_norm(x, **ln_2), **mlp)
 
 
+def _check_same_model(params, config: GPTConfig, cache) -> None:
+    """One model's params, config and cache: the draft's params with the target's config had
+    ended in "could not broadcast input array from shape (4,1,16) into shape (4,1,32)"."""
+    d_head = config.n_embd // config.n_head
+    if params["wte"].shape != (config.n_vocab, config.n_embd) or len(params["h"]) != config.n_layer:
+        raise ValueError(
+            f"params (width {params['wte'].shape[1]}, {len(params['h'])} layers) are not of the "
+            f"model config describes (width {config.n_embd}, {config.n_layer} layers)"
+        )
+    if cache.keys.shape != (config.n_layer, config.n_head, config.n_ctx, d_head):
+        raise ValueError("the cache was made for another model: KVCache(config) for this one")
+
+
 def forward(params, config: GPTConfig, tokens, cache=None):
     """Logits for every new token: [n_new] ids -> [n_new, n_vocab].
 
@@ -119,6 +132,7 @@ def forward(params, config: GPTConfig, tokens, cache=None):
         raise ValueError("forward needs at least one new token")
     if cache is None:
         cache = KVCache(config, dtype=params["wte"].dtype)
+    _check_same_model(params, config, cache)
     n_past = len(cache)
     if n_past + tokens.size > config.n_ctx:
         raise ValueError(
