@@ -346,3 +346,16 @@ def test_a_slider_is_set_to_its_readout_only_where_the_readout_can_show_every_st
         Holder(slider)
     fine.value, hidden.value, usual.value = 0.004, 0.004, 0.125
     assert (fine.value, hidden.value, usual.value) == (0.004, 0.004, 0.13)
+
+
+@pytest.mark.parametrize(
+    ("lang", "given", "message"),
+    [("en", {"alpha": 1.5}, "alpha = 1.5: choose a number from 0 to 1"),
+     ("en", {"k": 0}, "k = 0: choose a whole number from 1 to 10"),
+     ("zh", {"c": 0.9}, "c = 0.9：请选 0 到 0.5 之间的一个数"),
+     ("fa", {"k": 2.5}, "k = 2.5: یک عدد صحیح از 1 تا 10 انتخاب کنید")],
+)  # fmt: skip
+def test_the_speedup_explorer_names_a_value_off_its_sliders(lang, given, message):
+    """SpeedupExplorer(alpha=1.5) showed and computed alpha = 1.0 without a word."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SpeedupExplorer(lang=lang, **given)

@@ -27,6 +27,7 @@ from speclab.i18n import N_, resolve, translator
 from speclab.student_files import cut
 from speclab.widgets.base import (
     Shown,
+    checked_number,
     figure_png,
     float_slider,
     in_language,
@@ -261,6 +262,14 @@ class SpeedupExplorer(Shown):
         _ = self.tr.gettext
         self.n_rounds = n_rounds
         self.seed = seed
+        for name, value, low, high, whole in (("alpha", alpha, 0, 1, False), ("k", k, 1, 10, True),
+                                              ("c", c, 0, 0.5, False)):  # fmt: skip
+            try:  # a slider given a value outside it had kept its nearest end without a word
+                checked_number(value, low, high, name, whole=whole)
+            except ValueError:
+                what = _("a whole number") if whole else _("a number")
+                raise ValueError(_("{name} = {value!r}: choose {what} from {low} to {high}").format(
+                    name=name, value=value, what=what, low=low, high=high)) from None  # fmt: skip
         self.alpha = float_slider(
             value=alpha, min=0.0, max=1.0, step=0.05, description=_("\u03b1 (accept)")
         )
