@@ -449,7 +449,10 @@ def test_lesson_07_checks_handout_exercise_2_by_hand():
     [
         ("[0.4, 0.3, 0.2, 0.1]", "q equals p: nothing is rejected"),
         ("[0.0, 0.5, 0.3, 0.2]", "every q above 0 (the cells below divide by it)"),
-        ("[1, 5, 2, 2]", "each a distribution adding up to 1"),
+        (
+            "[1, 5, 2, 2]",
+            "q = [1.0, 5.0, 2.0, 2.0] adds up to 10: each of p and q is a distribution",
+        ),
         ("[0.5, 0.5]", "give p and q one number for each of ['A', 'B', 'C', 'D']"),
     ],
 )
@@ -494,7 +497,7 @@ def test_lesson_07_takes_three_tokens_and_the_librarys_sum_tolerance():
     said = shown_markdown("07_speculative_sampling.ipynb", LESSON_07_RULE_CELLS, {2: three})
     assert said[0].startswith("**Predict on paper.** 3 tokens.")
     assert "resampling from the target fails" in said[-1]
-    with pytest.raises(ValueError, match="each a distribution adding up to 1"):
+    with pytest.raises(ValueError, match=re.escape("adds up to 1.000005: each of p and q is a")):
         lesson_07_with("[0.4, 0.3, 0.2, 0.100005]", "[0.1, 0.5, 0.2, 0.2]")
 
 
@@ -528,3 +531,30 @@ def test_lesson_07_explains_a_chance_failure_of_rule_b_where_it_is_exact():
     assert (
         "An exact rule fails at this level once in 1,000 runs; with another seed it passes" in said
     )
+
+
+def test_lesson_07_names_only_the_tokens_the_leftover_can_emit():
+    """With the lesson's own p and q the answer to (b) read "A, C": C's leftover, p(C) - q(C)
+    = 0 after round-off, was 9.25e-17, and it was counted as a token that can come out."""
+    said = lesson_07_with("[0.4, 0.3, 0.2, 0.1]", "[0.1, 0.5, 0.2, 0.2]")
+    answer = next(text for text in said if "(b) After a rejection" in text)
+    assert "only tokens where p exceeds q can come out: A (leftover" in answer
+
+
+def test_lesson_07_takes_p_and_q_as_plain_lists():
+    """p = [0.4, 0.3, 0.2, 0.1] typed without np.array ended in "'>=' not supported between
+    instances of 'list' and 'int'"."""
+    pair = (LESSON_07_PAIR, "p = [0.4, 0.3, 0.2, 0.1]\nq = [0.1, 0.5, 0.2, 0.2]")
+    said = shown_markdown("07_speculative_sampling.ipynb", LESSON_07_RULE_CELLS, {2: pair})
+    assert any("min(1, 0.30 / 0.50) = **0.60**" in text for text in said)
+
+
+@pytest.mark.parametrize("typed", ["(0, 1, 2)", "np.linspace(0, 4, 9)"])
+def test_lesson_07_takes_temperatures_as_a_tuple_or_an_array(typed):
+    """(0, 1, 2) was refused as "with 0 and 1 among them", which it has; an array ended in
+    "truth value of an array ... is ambiguous"."""
+    sweep = "temperatures = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0]"
+    said = shown_markdown(
+        "07_speculative_sampling.ipynb", [1, 22], {22: (sweep, f"temperatures = {typed}")}
+    )
+    assert "**Predict on paper.** As the temperature grows from 0 to" in said[-1]
