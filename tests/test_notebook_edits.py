@@ -272,7 +272,9 @@ SETTINGS = 'prompt_name, k, max_new_tokens = "code-edit", 4, 120'
         ('"code-edit", 0, 120', "k 0: choose a whole number of drafts from 1 to 16"),
         ('"code-edit", 4.0, 120', "k 4.0: choose a whole number"),
         ('"code-edit", 4, 120.0', "max_new_tokens 120.0: choose a whole number"),
-        ('"code-edit", 4, 900', "max_new_tokens 900: the code-edit text leaves room for"),
+        ('"code-edit", 4, 900', "max_new_tokens 900: the code-edit text, which a table below"),
+        # free text leaves room for 800, the table of every example did not (a code-edit error)
+        ('"free-text", 4, 800', "max_new_tokens 800: the code-edit text, which a table below"),
     ],
 )
 def test_lesson_05_names_settings_its_tables_cannot_use(settings, message):
@@ -400,10 +402,7 @@ def test_lesson_03b_refuses_zero_steps_in_words():
     """0 steps ended in a pandas KeyError ("None of ['step'] are in the columns")."""
     cells = json.loads((NOTEBOOKS / "03b_what_a_language_model_does.ipynb").read_text("utf-8"))
     code = [i for i, c in enumerate(cells["cells"][:8]) if c["cell_type"] == "code"]
-    edit = (
-        "steps = greedy_steps(target, encode(prompt), 8)",
-        "steps = greedy_steps(target, encode(prompt), 0)",
-    )
+    edit = ("n_steps = 8", "n_steps = 0")
     with pytest.raises(ValueError, match="0 new tokens: ask greedy_steps for 1 or more"):
         shown_markdown("03b_what_a_language_model_does.ipynb", code, {7: edit})
 
@@ -558,3 +557,41 @@ def test_lesson_07_takes_temperatures_as_a_tuple_or_an_array(typed):
         "07_speculative_sampling.ipynb", [1, 22], {22: (sweep, f"temperatures = {typed}")}
     )
     assert "**Predict on paper.** As the temperature grows from 0 to" in said[-1]
+
+
+def test_lesson_03b_writes_as_many_steps_as_asked():
+    """The markdown's "eight steps" invites changing the 8; the next cell's own 8 then failed
+    with a bare AssertionError."""
+    cells = [1, 2, 4, 7, 8]
+    source = json.loads((NOTEBOOKS / "03b_what_a_language_model_does.ipynb").read_text("utf-8"))
+    assert all(source["cells"][i]["cell_type"] == "code" for i in cells)
+    said = shown_markdown("03b_what_a_language_model_does.ipynb", cells,
+                          {7: ("n_steps = 8", "n_steps = 3")})  # fmt: skip
+    assert "in **3 forwards**, one per token" in said[-1]
+
+
+@pytest.mark.parametrize(
+    "notebook", ["04_why_decoding_is_slow.ipynb", "04b_where_the_time_goes.ipynb"]
+)
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [("k = 4 ", 'k = "4" ', "k '4': choose a whole number"),  # had been a TypeError on k + 1
+     ("THREADS = 1 ", "THREADS = 64 ", "THREADS 64: choose a whole number from 1 to"),
+     ("tolerance = 1.3 ", "tolerance = 0 ", "tolerance 0: choose a number from 1")],
+)  # fmt: skip
+def test_lessons_04_name_a_setting_they_cannot_use(notebook, old, new, message):
+    """THREADS = 64 on two cores printed a fixed part of -777 %; a tolerance of 0 or "1.3"
+    was taken (or failed in a figure's format code)."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown(notebook, [1, 2], {2: (old, new)})
+
+
+def test_lesson_06_names_a_scenario_its_report_does_not_have():
+    """one_run("free-text", "lookup"), lesson 05's spelling, ended in a bare KeyError."""
+    saved = ("import json\nfrom speclab.paths import data_dir\n"
+             "report = json.loads((data_dir() / 'bench' / 'decode.json').read_text('utf-8'))\n")  # fmt: skip
+    first, call = "summary = report[", 'one_run(name, "lookup")'
+    edits = {26: (first, saved + first), 27: (call, 'one_run("free-text", "lookup")')}
+    message = "'free-text' with the 'lookup' drafter is not in this report: choose a scenario of"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown("06_benefit_boundary.ipynb", [1, 26, 27], edits)
