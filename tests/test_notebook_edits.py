@@ -388,7 +388,14 @@ def test_lesson_07_names_settings_its_cells_cannot_use(cell, old, new, message):
         (("widths = (128, 256, 512, 768)", "widths = (128,)"), "two or more widths"),
         (("widths = (128, 256, 512, 768)", "widths = (100, 200)"), "each a multiple of 64"),
         (("widths = (128, 256, 512, 768)", "widths = (128, 256)\nk, verify = 6, 7"),
-         "k = 6: the sweep times (1, 2, 3, 4, 5, 6, 8, 12, 16) new positions"),
+         "n_new_values (1, 2, 3, 4, 5, 6, 8, 12, 16): give whole numbers from 1 to 16, with 1, "
+         "2, 16 and k + 1 = 7 among them"),
+        # a sweep student's typos: a bare TypeError, a KeyError after the sweep, 91.6 GiB
+        (("widths = (128, 256, 512, 768)", "widths = 768"), "give two or more widths"),
+        (("widths = (128, 256, 512, 768)", "widths = ('128', 256)"), "each a multiple of 64"),
+        (("widths = (128, 256, 512, 768)", "widths = (128, 64000)"), "up to 1024"),
+        (("n_new_values = (1, 2, 3, 4, 5, 6, 8, 12, 16)", "n_new_values = (1, 5)"),
+         "with 1, 2, 16 and k + 1 = 5 among them"),
     ],
 )  # fmt: skip
 def test_lesson_04b_names_widths_its_sentences_cannot_compare(edit, message):
@@ -595,3 +602,18 @@ def test_lesson_06_names_a_scenario_its_report_does_not_have():
     message = "'free-text' with the 'lookup' drafter is not in this report: choose a scenario of"
     with pytest.raises(ValueError, match=re.escape(message)):
         shown_markdown("06_benefit_boundary.ipynb", [1, 26, 27], edits)
+
+
+def test_lesson_06_shows_the_methods_its_quick_run_measured(monkeypatch):
+    """QUICK_RUN with k_values=(1, 2, 8) ran, then failed in pandas: "['lookup k=4', ...] not
+    in index"; the table now shows the methods the run has."""
+    from speclab import bench_decode
+
+    names = ["copy-heavy", "structured", "counting", "free text"]
+    results = [{"scenario": n, "method": m, "drafter": "lookup", "speedup": 1.5}
+               for n in names for m in ("lookup k=1", "lookup k=2")]  # fmt: skip
+    fake = {"equal_to_greedy": {"all_equal": True}, "results": results}
+    monkeypatch.setattr(bench_decode, "decode_report", lambda *a, **k: fake)
+    monkeypatch.setattr(bench_decode, "busy_warning", lambda report: None)
+    said = shown_markdown("06_benefit_boundary.ipynb", [1, 2, 5], {})  # its table: no KeyError
+    assert not any("Slower than greedy" in text for text in said)
