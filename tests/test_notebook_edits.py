@@ -617,3 +617,10 @@ def test_lesson_06_shows_the_methods_its_quick_run_measured(monkeypatch):
     monkeypatch.setattr(bench_decode, "busy_warning", lambda report: None)
     said = shown_markdown("06_benefit_boundary.ipynb", [1, 2, 5], {})  # its table: no KeyError
     assert not any("Slower than greedy" in text for text in said)
+
+
+def test_lesson_05_counts_one_byte_in_the_singular():
+    """k = 1 read "proposes the 1 bytes that followed them"."""
+    said = shown_markdown("05_speculative_decoding.ipynb", [1, 2, 5],
+                          {5: (SETTINGS, 'prompt_name, k, max_new_tokens = "code-edit", 1, 120')})  # fmt: skip
+    assert "proposes the 1 byte that followed them there" in said[-1]
