@@ -624,3 +624,14 @@ def test_lesson_05_counts_one_byte_in_the_singular():
     said = shown_markdown("05_speculative_decoding.ipynb", [1, 2, 5],
                           {5: (SETTINGS, 'prompt_name, k, max_new_tokens = "code-edit", 1, 120')})  # fmt: skip
     assert "proposes the 1 byte that followed them there" in said[-1]
+
+
+def test_lesson_03b_keeps_four_columns_when_the_text_ends_inside_a_character():
+    """ "x = '中'" ends inside the character at two of the four places: two columns took the
+    same name, "after \"x = '\ufffd\"", and the table showed three columns."""
+    import pandas as pd
+
+    with pd.option_context("display.width", 1000, "display.max_columns", 10):  # every column
+        said = shown_markdown("03b_what_a_language_model_does.ipynb", [1, 2, 16],
+                              {16: ('encode("for i in range(10):")', "encode(\"x = '中'\")")})  # fmt: skip
+    assert all(f"({n} bytes)" in said[-1] for n in (6, 7, 8, 9)), said[-1]
