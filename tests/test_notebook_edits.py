@@ -635,3 +635,21 @@ def test_lesson_03b_keeps_four_columns_when_the_text_ends_inside_a_character():
         said = shown_markdown("03b_what_a_language_model_does.ipynb", [1, 2, 16],
                               {16: ('encode("for i in range(10):")', "encode(\"x = '中'\")")})  # fmt: skip
     assert all(f"({n} bytes)" in said[-1] for n in (6, 7, 8, 9)), said[-1]
+
+
+@pytest.mark.parametrize(
+    ("cells", "old", "new", "message"),
+    [([1, 2, 15], "n_steps = 20_000", "n_steps = 0", "n_steps 0: choose a whole number, 100"),
+     ([1, 21, 28], "n_rounds = 20_000", "n_rounds = 0", "n_rounds 0: choose a whole number, 100"),
+     ([1, 21, 25], "]\nif isinstance(k", "]\nprompts = ['x' * 1000]\nif isinstance(k",
+      "a prompt of 1000 bytes"),
+     ([1, 21, 33], "speed_temperature, n_new, repeats = 1.0, 48, 7",
+      "context = encode('x')\nspeed_temperature, n_new, repeats = 1.0, 2000, 7",
+      "n_new 2000: the prompt leaves room for")],
+)  # fmt: skip
+def test_lesson_07_names_counts_its_later_cells_cannot_use(cells, old, new, message):
+    """n_steps = 0 ended in a ZeroDivisionError, n_rounds = 0 in an empty AssertionError, a
+    long prompt in a message about a max_new_tokens of 60 the cell never showed, and n_new =
+    2000 in one about max_new_tokens."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown("07_speculative_sampling.ipynb", cells, {cells[-1]: (old, new)})
