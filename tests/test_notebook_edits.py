@@ -653,3 +653,16 @@ def test_lesson_07_names_counts_its_later_cells_cannot_use(cells, old, new, mess
     2000 in one about max_new_tokens."""
     with pytest.raises(ValueError, match=re.escape(message)):
         shown_markdown("07_speculative_sampling.ipynb", cells, {cells[-1]: (old, new)})
+
+
+@pytest.mark.parametrize("typed", ["0.5", "(1.0, 2.0)", "np.array([0.5, 1.0])"])
+def test_lesson_03b_takes_one_temperature_a_tuple_or_an_array(typed):
+    """temperatures = 0.5 ended in "'float' object is not iterable"; [] showed an empty table."""
+    cells, sweep = [1, 2, 4, 10], "temperatures = [0.5, 1.0, 2.0]"
+    shown_markdown(
+        "03b_what_a_language_model_does.ipynb", cells, {10: (sweep, f"temperatures = {typed}")}
+    )
+    with pytest.raises(ValueError, match="give one or more"):
+        shown_markdown(
+            "03b_what_a_language_model_does.ipynb", cells, {10: (sweep, "temperatures = []")}
+        )
