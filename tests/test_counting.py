@@ -196,3 +196,14 @@ def test_a_round_cost_that_cannot_be_is_refused(verify_ratio, draft_cost, messag
                  lambda: break_even_alpha(4, verify_ratio, draft_cost)):  # fmt: skip
         with pytest.raises((ValueError, TypeError), match=re.escape(message)):
             call()
+
+
+def test_expected_speedup_checks_c_as_the_round_cost_checks_its_parts():
+    """One check for every cost: expected_speedup took c = "0.1" (numpy read the text as a
+    number) where speedup_with_verify_cost refused a text."""
+    from speclab.counting import expected_speedup
+
+    with pytest.raises(TypeError, match=re.escape("c must be a number >= 0, got '0.1'")):
+        expected_speedup(0.8, 4, "0.1")
+    with pytest.raises(ValueError, match=re.escape("c must be a finite number >= 0, got -0.1")):
+        expected_speedup(0.8, 4, -0.1)

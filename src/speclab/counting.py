@@ -105,11 +105,7 @@ def expected_speedup(alpha, k: int, c: float):
     c: the cost of one draft step as a fraction of one target forward (>= 0). Assumes,
     as Leviathan does, that verifying k + 1 positions costs one plain target step.
     """
-    if isinstance(c, bool | np.bool_):
-        raise TypeError(f"c must be a number >= 0, got {c!r}")
-    costs = np.asarray(c, dtype=np.float64)
-    if not np.all(np.isfinite(costs)) or np.any(costs < 0):
-        raise ValueError(f"c must be a finite number >= 0, got {c!r}")
+    costs = _as_cost(c, "c")
     k = as_count(k, "k")
     speedup = expected_tokens_per_round(alpha, k) / (k * costs + 1.0)
     return float(speedup) if np.ndim(speedup) == 0 else speedup
@@ -151,17 +147,19 @@ def _round_cost(k, verify_ratio, draft_cost):
     """k * draft_cost + verify_ratio in plain steps, its parts checked: a verify ratio of 0
     had ended in ZeroDivisionError, and one of -1 gave a speedup of -3.36."""
     k = as_count(k, "k")
-    for name, value, least in (
-        ("verify_ratio", verify_ratio, "> 0"),
-        ("draft_cost", draft_cost, ">= 0"),
-    ):
-        if isinstance(value, bool | np.bool_ | str) or value is None:
-            raise TypeError(f"{name} must be a number {least}, got {value!r}")
-        values = np.asarray(value, dtype=np.float64)
-        low_ok = values > 0 if least == "> 0" else values >= 0
-        if not np.all(np.isfinite(values)) or not np.all(low_ok):
-            raise ValueError(f"{name} must be a finite number {least}, got {value!r}")
-    return k * draft_cost + verify_ratio
+    return k * _as_cost(draft_cost, "draft_cost") + _as_cost(verify_ratio, "verify_ratio", above=0)
+
+
+def _as_cost(value, name: str, above: float | None = None) -> np.ndarray:
+    """A cost in plain target steps as a float64 array: finite, and >= 0 (or > above)."""
+    least = ">= 0" if above is None else f"> {above:g}"
+    if isinstance(value, bool | np.bool_ | str) or value is None:
+        raise TypeError(f"{name} must be a number {least}, got {value!r}")
+    costs = np.asarray(value, dtype=np.float64)
+    low_ok = costs >= 0 if above is None else costs > above
+    if not np.all(np.isfinite(costs)) or not np.all(low_ok):
+        raise ValueError(f"{name} must be a finite number {least}, got {value!r}")
+    return costs
 
 
 def break_even_alpha(k: int, verify_ratio: float, draft_cost: float = 0.0) -> float:

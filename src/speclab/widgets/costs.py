@@ -138,10 +138,10 @@ class BoundaryExplorer(Shown):
         }
         self.k = widgets.IntSlider(value=k, min=1, max=8, description="k (drafts)")
         self.c = float_slider(value=c, min=0.0, max=1.0, step=0.01,
-                                     description="c (draft cost)")  # fmt: skip
+                              description="c (draft cost)")  # fmt: skip
         # steps of 0.005: the handout's r = 1.5 at k = 4 is v = 0.125
         self.verify = float_slider(value=verify_per_position, min=0.0, max=0.5, step=0.005,
-                                          readout_format=".3f", description="v (verify)")  # fmt: skip
+                                   readout_format=".3f", description="v (verify)")  # fmt: skip
         self.text = widgets.HTML()
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None

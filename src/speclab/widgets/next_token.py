@@ -28,7 +28,7 @@ class NextTokenExplorer(Shown):
         self.text = widgets.Textarea(value=text, description="text",
                                      layout=widgets.Layout(width="100%", height="5em"))  # fmt: skip
         self.temperature = float_slider(value=1.0, min=0.0, max=2.0, step=0.1,
-                                               description="temperature")  # fmt: skip
+                                        description="temperature")  # fmt: skip
         self.note, self.picture = widgets.HTML(), widgets.Image(format="png")
         self.figure: Figure | None = None
         self._last = None  # (the tokens read, their logits): the latest forward

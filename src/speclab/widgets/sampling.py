@@ -58,7 +58,7 @@ class SamplingRuleExplorer(Shown):
         def slider(value, name):
             # three decimals: a weight given as 1 in 1,000 is shown, not rounded to 0.00
             return float_slider(value=value, min=0.0, max=1.0, step=0.05, readout_format=".3f",
-                                       description=name, continuous_update=False)  # fmt: skip
+                                description=name, continuous_update=False)  # fmt: skip
 
         self.target_sliders = [slider(v, f"p({t})") for v, t in zip(p_target, labels, strict=True)]
         self.draft_sliders = [slider(v, f"q({t})") for v, t in zip(p_draft, labels, strict=True)]
