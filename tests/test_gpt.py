@@ -139,7 +139,7 @@ def test_params_config_and_cache_of_two_models_are_named_not_broadcast(tiny_mode
         GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=64), np.random.default_rng(1)
     )
     with pytest.raises(
-        ValueError, match=re.escape("params (width 16, 1 layers) are not of the model")
+        ValueError, match=re.escape("params (n_embd 16, n_layer 1) are not of the model")
     ):
         forward(other.params, tiny_model.config, [1, 2])
     with pytest.raises(ValueError, match="the cache was made for another model"):

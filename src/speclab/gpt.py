@@ -114,8 +114,8 @@ def _check_same_model(params, config: GPTConfig, cache) -> None:
     d_head = config.n_embd // config.n_head
     if params["wte"].shape != (config.n_vocab, config.n_embd) or len(params["h"]) != config.n_layer:
         raise ValueError(
-            f"params (width {params['wte'].shape[1]}, {len(params['h'])} layers) are not of the "
-            f"model config describes (width {config.n_embd}, {config.n_layer} layers)"
+            f"params (n_embd {params['wte'].shape[1]}, n_layer {len(params['h'])}) are not of "
+            f"the model config describes (n_embd {config.n_embd}, n_layer {config.n_layer})"
         )
     if cache.keys.shape != (config.n_layer, config.n_head, config.n_ctx, d_head):
         raise ValueError("the cache was made for another model: KVCache(config) for this one")
