@@ -150,3 +150,30 @@ def test_projector_font_sizes():
 def test_figure_one_every_case(accepted):
     shown = texts(draft_verify_figure(4, accepted))
     assert shown.count(TICK) == accepted
+
+
+def test_characters_no_font_holds_are_drawn_as_escapes_not_empty_boxes():
+    """A student's prompt in another script (lesson 03b's title), labels of lesson 07's rule
+    or a guess in lesson 02: matplotlib drew empty boxes under a "Glyph missing" warning.
+    The oracle is the font file itself: a character is kept only where the font holds it."""
+    import io
+    import warnings
+
+    from matplotlib import font_manager, ft2font
+
+    from speclab.figures import next_token_figure, sampling_rule_figure
+    from speclab.next_token import Choice
+
+    dejavu = ft2font.FT2Font(
+        font_manager.findfont(font_manager.FontProperties(family=["DejaVu Sans"]))
+    )
+    assert not dejavu.get_char_index(ord("你")) and dejavu.get_char_index(ord("\u2713"))
+    choices = [Choice(token=ord("a"), logit=1.0, probability=0.6), Choice(ord("b"), 0.5, 0.4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the glyph warning included
+        fig = next_token_figure(choices, title="after '你好 \u2713'")
+        fig.savefig(io.BytesIO(), format="png")
+        rule = sampling_rule_figure([0.5, 0.5], [0.5, 0.5], ["你", "b"])
+        rule.savefig(io.BytesIO(), format="png")
+    assert fig.axes[0].get_title() == "after '\\u4f60\\u597d \u2713'"  # the tick is DejaVu's
+    assert "\\u4f60" in [t.get_text() for t in rule.axes[0].get_xticklabels()]

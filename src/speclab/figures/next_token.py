@@ -11,7 +11,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from speclab.figures.style import OKABE_ITO, PROJECTOR, tidy
+from speclab.figures.style import OKABE_ITO, PROJECTOR, drawable, tidy
 
 
 def next_token_figure(choices: Sequence, title: str | None = None) -> Figure:
@@ -34,10 +34,10 @@ def next_token_figure(choices: Sequence, title: str | None = None) -> Figure:
                         bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})  # fmt: skip
             else:
                 ax.text(value, row, " " + note, va="center", fontsize=13)
-        ax.set_yticks(list(rows), labels)
+        ax.set_yticks(list(rows), [drawable(label) for label in labels])
         ax.set_xlim(0, min(1.0, max(values, default=0.1) * 1.35 + 0.05))
         ax.set_xlabel("probability of being the next token")
-        ax.set_title(title or "one forward: the model's most likely next tokens")
+        ax.set_title(drawable(title or "one forward: the model's most likely next tokens"))
         tidy(ax)
         plt.close(fig)
     return fig

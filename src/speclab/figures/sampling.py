@@ -18,6 +18,7 @@ from speclab.figures.style import (
     OKABE_ITO,
     PROJECTOR,
     ROLE_COLOURS,
+    drawable,
 )
 
 # p is the target's distribution, q the draft's (Leviathan et al.'s letters; see speclab.sampling)
@@ -70,7 +71,7 @@ def sampling_rule_figure(p_target, p_draft, labels: Sequence[str]) -> Figure:
             right.text(0.5, 0.6, "p = q: nothing is ever rejected", transform=right.transAxes,
                        ha="center", fontsize=14)  # fmt: skip
         for ax in (left, middle, right):
-            ax.set_xticks(x, labels)
+            ax.set_xticks(x, [drawable(label) for label in labels])
             ax.spines[["top", "right"]].set_visible(False)
             ax.grid(alpha=0.3, axis="y")
         right.set_ylim(0, 1.1)
@@ -110,7 +111,7 @@ def sampling_convergence_figure(p_target, samples: dict, labels: Sequence[str]) 
         left.hlines(p, x - 0.45, x + 0.45, colors="black", lw=3, label="target p")
         tallest = max([float(p.max())] + [patch.get_height() for patch in left.patches])
         left.set_ylim(0, tallest * 1.35)
-        left.set_xticks(x, labels)
+        left.set_xticks(x, [drawable(label) for label in labels])
         left.set_ylabel("share of steps")
         left.set_title("which token came out", loc="left")
         left.legend(loc="upper right", fontsize=11)

@@ -13,6 +13,8 @@ catalogue, shapes Persian for matplotlib, and `projector_style(lang)` picks font
 hold its letters.
 """
 
+import functools
+
 from matplotlib.patches import Rectangle
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour deficiency.
@@ -185,6 +187,37 @@ def shape(text: str, lang: str) -> str:
     return "\n".join(get_display(arabic_reshaper.reshape(line)) for line in text.split("\n"))
 
 
+def drawable(text: str) -> str:
+    """`text` with each character that no font of the current `font.family` holds written as
+    its escape (\\U0001f600), which matplotlib can draw: a student's emoji or Chinese prompt
+    in an English figure had drawn as empty boxes under a "Glyph ... missing" warning.
+    Call it inside the figure's `rc_context`, whose fonts it asks."""
+    import matplotlib
+
+    fonts = _fonts_of(tuple(matplotlib.rcParams["font.family"]))
+    return "".join(
+        char if char in "\n\t" or any(font.get_char_index(ord(char)) for font in fonts)
+        else ascii(char)[1:-1]
+        for char in text
+    )  # fmt: skip
+
+
+@functools.cache
+def _fonts_of(families: tuple[str, ...]) -> list:
+    from matplotlib import font_manager, ft2font
+
+    paths = []
+    for family in families:
+        try:
+            prop = font_manager.FontProperties(family=[family])  # a lone string reads as a pattern
+            path = font_manager.findfont(prop, fallback_to_default=False)
+        except ValueError:  # not installed: matplotlib skips it as well
+            continue
+        if path not in paths:
+            paths.append(path)
+    return [ft2font.FT2Font(path) for path in paths]
+
+
 def text_width(text: str) -> float:
     """The width of a label in Latin characters: a Chinese character counts two."""
     import unicodedata
@@ -210,8 +243,12 @@ class FigureWords:
         return shape(text, self.lang)
 
     def shape(self, text: str) -> str:
-        """Text already in the figure's language (a caller's title or labels)."""
-        return shape(text, self.lang)
+        """Text already in the figure's language (a caller's title or labels); a character no
+        font of the language holds is written as its escape (`drawable`)."""
+        import matplotlib
+
+        with matplotlib.rc_context(self.style):
+            return shape(drawable(text), self.lang)
 
     @property
     def style(self) -> dict:
