@@ -264,3 +264,18 @@ def test_exercise_6_interpolation_in_the_handouts_table_is_within_its_tolerance(
         interpolated.append(round(value, 2))
     assert quoted == interpolated
     assert "within 0.01 of it is right" in " ".join(handout.split())
+
+
+def test_key_04_says_dividing_by_r_holds_only_without_a_draft_cost():
+    """Key 04, exercise 5: dividing lesson 03's speedups by r matches the measured-cost formula
+    only when c = 0 (a round costs k·c + r, not (k·c + 1)·r); it had said so for every row."""
+    from speclab.counting import expected_speedup, speedup_with_verify_cost
+
+    text = " ".join(KEY.read_text(encoding="utf-8").split())
+    assert "With c = 0, dividing lesson 03's speedups by r gives the same numbers" in text
+    assert "Dividing lesson 03's answers by r gives the same numbers." not in text
+    for r in (1.2, 2.0):
+        assert expected_speedup(0.8, 4, 0) / r == pytest.approx(speedup_with_verify_cost(0.8, 4, r))
+    # lesson 03's row alpha 0.8, k 4, c 0.05 (2.80): divided by 1.2 it is 2.33, the formula 2.40
+    divided = expected_speedup(0.8, 4, 0.05) / 1.2
+    assert round(divided, 2) != round(speedup_with_verify_cost(0.8, 4, 1.2, 0.05), 2)

@@ -288,6 +288,16 @@ def test_the_teacher_guides_temperature_curve_is_the_notebooks():
 
     guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
     assert "rises slowly up to T = 1.5 and faster beyond" in guide
+    # one position can go the other way first: the guide's p and q, beta at T = 0, 1 and 4
+    example = [np.log([0.6, 0.4]), np.log([0.9, 0.1])]
+    beta = []
+    for t in (0.0, 1.0, 4.0):
+        p, q = (sampling.sampling_distribution(x, sampling.SamplingSettings(temperature=t))
+                for x in example)  # fmt: skip
+        beta.append(np.minimum(p, q).sum())
+    assert beta[1] < beta[0] and beta[1] < beta[2]
+    assert f"1 at T = 0, {beta[1]:.2f} at T = 1, {beta[2]:.2f} at T = 4" in guide
+    assert f"{beta[0]:g}" == "1"
     target, draft = load_target(), load_draft()
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     held_out = next(f for f in target.meta["corpus"]["val_files"] if (stdlib / f).is_file())
