@@ -279,3 +279,18 @@ def test_key_04_says_dividing_by_r_holds_only_without_a_draft_cost():
     # lesson 03's row alpha 0.8, k 4, c 0.05 (2.80): divided by 1.2 it is 2.33, the formula 2.40
     divided = expected_speedup(0.8, 4, 0.05) / 1.2
     assert round(divided, 2) != round(speedup_with_verify_cost(0.8, 4, 1.2, 0.05), 2)
+
+
+def test_lesson_04b_counts_gpt2_small_as_lesson_04_does():
+    """Lesson 04b's roofline and bytes exercises use GPT-2 small's weights as lesson 04's
+    exercise 2 counts them (its matrices), not a rounded total that gives other answers."""
+    gpt2_small = GPTConfig(n_layer=12, n_head=12, n_embd=768, n_ctx=1024, n_vocab=50257)
+    counted = matmul_params(gpt2_small)
+    tables = key_tables()
+    lesson_04 = [row for row in tables["weights"] if row[0] == "GPT-2 small"]
+    assert [int(row[5]) for row in lesson_04] == [counted]
+    for name in ("roofline_time", "weight_bytes"):
+        for row in tables[name]:
+            assert float(row[0]) in (counted, 819200), (name, row)
+    prose = " ".join(DEEP_DIVE.read_text(encoding="utf-8").split())
+    assert f"GPT-2 small ({counted:,} weights in its matrices, lesson 04's exercise 2)" in prose
