@@ -14,6 +14,7 @@ from speclab.bench_decode import (
     Settings,
     alpha_estimate,
     decode_report,
+    loop_goal,
     position_counts,
     run_decodes,
 )
@@ -62,6 +63,15 @@ def prompts(tmp_path):
 def report(models, prompts):
     target, draft = models
     return decode_report(target, draft, load_scenarios(prompts), TINY)
+
+
+def test_the_loop_goal_holds_at_its_bound_and_fails_past_it():
+    """The goal reads "<= 0.3 of the output": a share of exactly 0.3 meets it."""
+    goal = "free text output is not a loop"
+    assert loop_goal({"free text": {"loop": 0.3}})[goal]["met"] is True
+    assert loop_goal({"free text": {"loop": 0.3001}})[goal]["met"] is False
+    assert loop_goal({"free text": {"loop": 0.5}}, most=0.5)[goal]["goal"].startswith("<= 0.5")
+    assert loop_goal({"copy-heavy": {"loop": 0.9}}) == {}  # no free text, no goal
 
 
 def test_methods_and_labels():

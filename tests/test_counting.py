@@ -170,6 +170,9 @@ def test_break_even_alpha_solves_the_speedup_equation():
         assert speedup_with_verify_cost(alpha, k, ratio, c) == pytest.approx(1.0)
     assert break_even_alpha(4, 1.0) == 0.0  # Leviathan's assumption: never loses
     assert break_even_alpha(4, 5.0) == 1.0  # a round costs as much as 5 plain steps
+    for k in range(1, 12):  # a round costing exactly k + 1 steps never wins: 1, not 1 - 2e-16
+        assert break_even_alpha(k, k + 1.0) == 1.0
+        assert break_even_alpha(k, 1.0, 1.0) == 1.0  # k drafts of one step each, and the verify
 
 
 def test_speedup_with_verify_cost_reduces_to_leviathan():

@@ -289,3 +289,28 @@ def test_what_the_checks_still_take(tiny_model):
     ModelDrafter(like).propose(prompt, 2)
     first = greedy_decode(tiny_model, prompt, 5).tokens[0]
     assert greedy_decode(tiny_model, prompt, 5, stop=range(first, first + 1)).tokens == [first]
+
+
+def test_the_policy_learns_what_each_round_drafted_and_kept(models):
+    """The adaptive policy chooses k from what it is told; greedy output cannot show a lie
+    (tokens do not depend on k), so compare what it was told with the rounds themselves."""
+    from speclab.adaptive import AdaptiveK
+
+    target, _ = models
+    prompt = list(b"abcabcabcabcabcabcabc")
+    policy = AdaptiveK(4)
+    result = speculative_decode(target, PromptLookupDrafter(), prompt, 40, 4, policy=policy)
+    told = [(d.drafted, d.accepted) for d in policy.decisions]
+    assert told == [(len(r.drafted), r.accepted) for r in result.rounds][: len(told)]
+    assert any(drafted > accepted for drafted, accepted in told)  # a rejection was told too
+
+    answer = list(prompt) + greedy_decode(target, prompt, 40).tokens
+
+    class AlwaysWrong:  # its first draft is never greedy's next token
+        def propose(self, tokens, k):
+            return [(answer[len(tokens) + i] + 1) % 256 for i in range(k)]
+
+    wrong = AdaptiveK(4)
+    speculative_decode(target, AlwaysWrong(), prompt, 40, 4, policy=wrong)
+    assert all(d.accepted == 0 for d in wrong.decisions if d.drafted > 0)
+    assert wrong.alpha < 0.5

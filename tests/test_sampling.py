@@ -927,3 +927,11 @@ def test_the_draw_checks_leave_what_was_valid_alone():
         sampling.sample_tokens([0.5, 0.5], 3, stdlib_random.Random(0))
     with pytest.raises(ValueError, match=re.escape("must each be one distribution [n_vocab]")):
         sampling.leftover_distribution(np.full((2, 4), 0.25), np.full((2, 4), 0.25))
+
+
+def test_a_token_the_target_rules_out_is_never_kept_even_at_u_zero():
+    """rng.random() lies in [0, 1): at u = 0 a draft the target gives probability 0 (one
+    outside its top-k, say) must still be rejected, so the test is u * q < p, not <=."""
+    p_target = np.array([[0.0, 1.0], [0.5, 0.5]])
+    p_draft = np.array([[1.0, 0.0]])
+    assert speculative_step(p_target, p_draft, [0], ScriptedUniforms([0.0, 0.3])) == (0, 1)
