@@ -880,6 +880,27 @@ def test_a_bad_argument_with_stderr_on_a_full_disk_still_ends_in_status_2(argv):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_stderr_that_cannot_be_written_loses_messages_not_results(tmp_path):
+    """Progress bars and notes go to stderr; a stderr on a full disk ended a training run at
+    its first progress bar (status 1, no weights), and a demo at its note on the draft."""
+    weights = tmp_path / "smoke.npz"
+    with open("/dev/full", "wb") as full:
+        trained = subprocess.run(
+            [sys.executable, "-m", "speclab", "train", "smoke", "--steps", "3", "--run-dir",
+             str(tmp_path / "run"), "--out", str(weights)],
+            stdout=subprocess.PIPE, stderr=full, timeout=120,
+        )  # fmt: skip
+        demo = subprocess.run(
+            [sys.executable, "-m", "speclab", "demo", "hi", "--max-new-tokens", "3", "--draft",
+             str(data_dir() / "weights" / "draft.npz")],
+            stdout=subprocess.PIPE, stderr=full, timeout=120,
+        )  # fmt: skip
+    assert trained.returncode == 0 and weights.is_file()
+    assert b"smoke: 3 steps" in trained.stdout
+    assert demo.returncode == 0 and b"matches greedy decoding byte for byte: yes" in demo.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
 def test_a_script_into_a_full_disk_or_a_closed_output_says_so_in_words(tmp_path):
     """benchmarks/ scripts printed "[Errno 28] No space left on device", naming nothing."""
     script = write(tmp_path, "s.py", "from speclab.cli import run_script\n"

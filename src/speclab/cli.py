@@ -270,9 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # at once: while `signal` loads
         print("interrupted", file=sys.stderr)
         return 130
-    args = None
+    args, unwrap_stderr = None, lambda: None
     try:
-        _stand_in_for_closed_streams()
+        unwrap_stderr = _stand_in_for_closed_streams()
         _escape_what_the_console_cannot_show()
         parser = build_parser(argv)  # imports every subcommand's module: numpy, pandas...
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): stop here
@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         restore()
+        unwrap_stderr()
 
 
 def bad_argument(message: str) -> int:
@@ -556,15 +557,50 @@ class ClosedOutput:
         raise io.UnsupportedOperation("standard output is closed")
 
 
-def _stand_in_for_closed_streams() -> None:
+class MessagesMayBeLost:
+    """stderr while a command runs: its progress bars, notes and messages are not its results,
+    so a stderr that cannot be written (`2>/dev/full`, a closed pipe) drops them instead of
+    stopping the run: a benchmark or a training run had ended at its first progress bar with
+    nothing saved. The exit status still tells."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except (OSError, ValueError):  # ValueError: written after the stream was closed
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name):  # encoding, isatty(), fileno(), reconfigure(): the stream's
+        return getattr(self.stream, name)
+
+
+def _stand_in_for_closed_streams():
     """A command started with stdout or stderr closed: sys.stdout or sys.stderr is None, and
     print() to None writes to stdout instead, a progress bar raises AttributeError. stdout
     becomes `ClosedOutput`; stderr, /dev/null (messages have nowhere to go; the exit status
-    still tells)."""
+    still tells). stderr is then wrapped in `MessagesMayBeLost`; the function returned puts
+    the stream it wrapped back (a test's or a notebook's capture)."""
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole run)
     if sys.stdout is None:
         sys.stdout = ClosedOutput()
+    if isinstance(sys.stderr, MessagesMayBeLost):
+        return lambda: None
+    wrapped = sys.stderr = MessagesMayBeLost(sys.stderr)
+
+    def unwrap():
+        if sys.stderr is wrapped:
+            sys.stderr = wrapped.stream
+
+    return unwrap
 
 
 # Persian marks that a Persian Windows console (cp1256) lacks, and what Persian readers read
