@@ -400,6 +400,19 @@ def test_escape_codes_in_the_prompt_are_shown_not_obeyed(weights, capsys):
     assert "x\\x1b[2J\\x9b31my\\u202ez\nw" in printed  # the line break kept
 
 
+def test_escape_codes_in_a_weights_file_name_are_shown_not_obeyed(weights, tmp_path, capsys):
+    """The header names both models' files; a name holding ESC [41m had coloured the rest of
+    the learner's terminal red (bench and the error messages escaped it already)."""
+    odd = {}
+    for role in ("target", "draft"):
+        odd[role] = tmp_path / f"{role}\x1b[41mRED\u202e.npz"
+        odd[role].write_bytes(weights[role].read_bytes())
+    status = main(demo_args(odd, "abc", "--drafter", "model", "--max-new-tokens", "3"))
+    printed = capsys.readouterr().out
+    assert status == 0 and not {"\x1b", "\u202e"} & set(printed)
+    assert "target: target\\x1b[41mRED\\u202e, drafter: model (draft\\x1b[41mRED\\u202e)" in printed
+
+
 def test_a_draft_file_with_the_lookup_drafter_is_noted_not_ignored_in_silence(weights, capsys):
     assert main(demo_args(weights, "abcabc", "--max-new-tokens", "3")) == 0
     assert "--draft is read only with --drafter model" in capsys.readouterr().err

@@ -406,8 +406,9 @@ def _run(args) -> int:
     shown = printable(prompt)  # escape codes and bidi controls shown, not obeyed
     print(f"\x1b[2m{shown}\x1b[0m" if color else shown)
     print(
-        f"== continuation: {counted(len(spec.tokens), 'token')}; target: {target.name or 'model'}, "
-        f"drafter: {drafter.name}, {drafts_per_round(how, args.k)} =="
+        f"== continuation: {counted(len(spec.tokens), 'token')}; target: "
+        f"{printable(target.name or 'model')}, drafter: {printable(drafter.name)}, "
+        f"{drafts_per_round(how, args.k)} =="
     )
     print(_for_console(render_ansi(spec, color=color)))
     print(_for_console(f"== legend == {legend_ansi(color)}"))
