@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -722,6 +723,25 @@ def test_a_second_training_in_the_same_run_dir_is_refused(tmp_path):
         with pytest.raises(ValueError, match="another training is running in"):
             train(RECIPES["smoke"], run_dir, progress=False)
     assert not (run_dir / "checkpoint.npz").exists()
+
+
+def test_a_second_training_writing_the_same_out_is_refused(tmp_path):
+    """Two runs started together with other run folders and one --out both passed the check
+    for another run's weights, and the later one's weights replaced the earlier one's without
+    a word. Another --out in the same folder is not held up."""
+    fcntl = pytest.importorskip("fcntl")
+    from speclab.train import train
+
+    out, other = tmp_path / "shared.npz", tmp_path / "other.npz"
+    with (tmp_path / ".shared.npz.speclab-train.lock").open("w") as held:  # as run A holds it
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ValueError, match=f"another training is writing its weights to {out}"):
+            train(RECIPES["smoke"], tmp_path / "b", out=out, progress=False)
+        assert not out.exists() and not (tmp_path / "b").exists()
+        train(replace(RECIPES["smoke"], steps=2), tmp_path / "c", out=other, progress=False)
+    assert other.is_file()
+    train(replace(RECIPES["smoke"], steps=2), tmp_path / "b", out=out, progress=False)
+    assert out.is_file()  # the lock ends with the run that held it
 
 
 @pytest.mark.parametrize("failure", ["no-locks", "read-only"])

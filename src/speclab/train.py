@@ -20,6 +20,7 @@ saved in every checkpoint (speclab.checkpoints).
 Left out: dropout, mixed precision, data parallelism, and BPE (the vocabulary is bytes).
 """
 
+import contextlib
 import json
 import math
 import platform
@@ -201,13 +202,24 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
             f"another training is running in {run_dir}; wait for it to "
             "end, or give another --run-dir",
             "--run-dir",
-        ):
+        ), _out_held(out):  # fmt: skip
             return _train(
                 cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads or {}
             )
     except BaseException:
         remove_if_unused(run_dir, made)
         raise
+
+
+def _out_held(out: Path | None):
+    """One training at a time writing `out`: two runs started together with the same --out
+    (and other run folders) both passed the check for another run's weights, and the later
+    one's weights silently replaced the earlier one's. The lock file sits beside `out`."""
+    if out is None or not out.parent.is_dir():
+        return contextlib.nullcontext()
+    busy = (f"another training is writing its weights to {out}; wait for it to end, or give "
+            "another --out")  # fmt: skip
+    return one_at_a_time(out.parent, busy, "--out", f".{out.name}.speclab-train.lock")
 
 
 # A loss (nats per byte) no training that learns reaches: guessing uniformly costs ln 256 = 5.5;
