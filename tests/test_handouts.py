@@ -277,6 +277,32 @@ def test_sigterm_halfway_leaves_no_hidden_build_folder(tmp_path):
     assert not out.exists()  # the hidden folder the build was made in, and --out it made, gone
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="os.kill(SIGINT) ends the process there")
+def test_ctrl_c_in_the_modules_own_entry_point_is_the_commands_message(tmp_path):
+    """`python -m speclab.handouts` parsed its own arguments and ran without the command's
+    manners: a Ctrl-C while it waited for Chromium ended in a KeyboardInterrupt traceback."""
+    import subprocess
+    import textwrap
+
+    lessons, out = _small_lessons(tmp_path), tmp_path / "out"
+    script = textwrap.dedent(f"""
+        import os, runpy, signal, sys, time, warnings
+        from speclab import handouts
+        def build_page(*args, **kwargs):  # Ctrl-C in the middle of the build
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        handouts.build_page = build_page
+        warnings.simplefilter("ignore")  # runpy: speclab.handouts is imported already
+        sys.argv = ["handouts", "--lessons", {str(lessons)!r}, "--out", {str(out)!r}, "--no-pdf"]
+        runpy.run_module("speclab.handouts", run_name="__main__")
+    """)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.endswith("interrupted\n")
+    assert not out.exists()
+
+
 def test_out_may_be_the_current_empty_folder(tmp_path, monkeypatch, capsys):
     lessons = _small_lessons(tmp_path)
     (tmp_path / "here").mkdir()

@@ -570,7 +570,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m speclab.handouts", description=__doc__)
-    add_arguments(parser)
-    sys.exit(run(parser.parse_args()))
+if __name__ == "__main__":  # `speclab handouts`, with the command's manners (Ctrl-C, pipes)
+    from speclab.cli import console
+
+    sys.argv[1:1] = ["handouts"]
+    sys.exit(console())
