@@ -76,9 +76,25 @@ def test_figure_is_drawn_from_speclab_figures(tmp_path):
          "figure 'forwards_per_case' cannot be drawn: constrained_layout not applied"),
         ("figure:roofline?n_params=-1&bandwidth=2&peak_flops=3&bytes_per_param=2&name=x",
          "figure 'roofline' cannot be drawn well from these values: Data has no positive"),
+        # impossible values, drawn as if they could be (status 0)
+        ("figure:temperature_acceptance?temperatures=0,1&exact=2,3&match=0.5,0.6",
+         "every value of exact must be a number in [0, 1]"),
+        ("figure:temperature_acceptance?temperatures=-1,0&exact=0.5,0.6&match=0.5,0.6",
+         "every value of temperatures must be a number >= 0"),
+        ("figure:boundary?k=4&c=-1&verify_per_position=0.1", "c must be a finite number >= 0"),
+        ("figure:boundary?k=4&c=0.1&verify_per_position=-1", "verify_per_position must be"),
+        ("figure:eq1?alpha=0.5&k=4&c=0.1&simulated_mean=-5",
+         "simulated_mean must lie between 1 and k + 1 = 5"),
+        ("figure:eq1?alpha=1.5&k=4&c=0.1", "figure 'eq1': alpha"),
     ],
 )  # fmt: skip
 def test_bad_figure_names_its_line(address, message, tmp_path):
     markdown_text = f"# Title\n\nText.\n\n![x]({address})\n"
     with pytest.raises(HandoutError, match=f"line 5: .*{re.escape(message)}"):
         render_body(markdown_text, tmp_path, "figures")
+
+
+def test_one_case_needs_no_list(tmp_path):
+    """`cases=0` is one case: it had failed with "'int' object is not iterable"."""
+    body = render_body("# T\n\n![one](figure:forwards_per_case?cases=0)\n", tmp_path, "figures")
+    assert "forwards_per_case" in body

@@ -17,7 +17,7 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 
-from speclab.counting import expected_tokens_per_round
+from speclab.counting import expected_speedup, speedup_with_verify_cost
 from speclab.figures.style import (
     DRAFTER_STYLES,
     OKABE_ITO,
@@ -378,9 +378,10 @@ def boundary_figure(
     alpha}, drawn as labelled vertical lines.
     """
     grid = np.linspace(0, 1, 201)
-    tokens = expected_tokens_per_round(grid, k)  # [201]
-    leviathan = tokens / (k * c + 1)
-    with_verify = tokens / (k * c + 1 + verify_per_position * k)
+    leviathan = expected_speedup(grid, k, c)  # [201]; these check k and c
+    if not (np.isfinite(verify_per_position) and verify_per_position >= 0):
+        raise ValueError(f"verify_per_position must be a number >= 0, got {verify_per_position!r}")
+    with_verify = speedup_with_verify_cost(grid, k, 1 + verify_per_position * k, c)  # [201]
     with matplotlib.rc_context(PROJECTOR):
         fig, ax = plt.subplots(figsize=(12, 5.6), layout="constrained")
         ax.plot(grid, leviathan, color=OKABE_ITO["blue"], lw=3, label="Leviathan: verify = 1 step")

@@ -129,6 +129,15 @@ def sampling_convergence_figure(p_target, samples: dict, labels: Sequence[str]) 
     return fig
 
 
+def _check_values(name: str, values, low: float, high: float) -> None:
+    """ValueError unless every value is a number in [low, high]: a chance of 2 or a
+    temperature of -1 was drawn as if it could be."""
+    numbers = np.asarray(values, dtype=np.float64).ravel()
+    if not np.all((numbers >= low) & (numbers <= high)):  # NaN fails too
+        span = f">= {low:g}" if high == np.inf else f"in [{low:g}, {high:g}]"
+        raise ValueError(f"every value of {name} must be a number {span}, got {values!r}")
+
+
 def temperature_acceptance_figure(
     temperatures, exact, match, measured: dict | None = None, k: int | None = None
 ) -> Figure:
@@ -140,6 +149,11 @@ def temperature_acceptance_figure(
     Temperature 0 is greedy: both are then the share of positions where the two models'
     argmax agree.
     """
+    _check_values("temperatures", temperatures, 0, np.inf)
+    for name, chances in (("exact", exact), ("match", match),
+                          ("measured", list((measured or {}).values()))):  # fmt: skip
+        _check_values(name, chances, 0, 1)  # chances
+    _check_values("measured's temperatures", list(measured or {}), 0, np.inf)
     with matplotlib.rc_context(PROJECTOR):
         fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
         colour, _, marker = RULE_STYLES["exact rule"]

@@ -222,6 +222,8 @@ def forwards_per_case_figure(
     one cell per forward, so the counts can be read without colour.
     """
     _ = FigureWords(lang)
+    if isinstance(cases, int):  # one case: `cases=2` in a handout's figure address
+        cases = (cases,)
     rounds = [count_round(m, k) for m in cases]
     role_names = {"speculative": _("speculative"), "greedy": _("greedy")}
     with matplotlib.rc_context(_.style):
@@ -290,6 +292,12 @@ def eq1_figure(
     alphas = np.linspace(0.0, 1.0, 101)  # [101]
     tokens = expected_tokens_per_round(alphas, k)  # [101]
     speedups = expected_speedup(alphas, k, c)  # [101]
+    expected_tokens_per_round(alpha, k)  # checks alpha: a probability
+    if simulated_mean is not None and not 1 <= simulated_mean <= k + 1:  # NaN fails too
+        raise ValueError(f"simulated_mean must lie between 1 and k + 1 = {k + 1} tokens per "
+                         f"round, got {simulated_mean!r}")  # fmt: skip
+    if simulated_standard_error is not None and not simulated_standard_error >= 0:
+        raise ValueError(f"simulated_standard_error must be >= 0, got {simulated_standard_error!r}")
     _ = FigureWords(lang)
     with matplotlib.rc_context(_.style):
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), layout="constrained")
