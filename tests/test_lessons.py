@@ -290,6 +290,10 @@ def test_the_90_minute_plan_for_01_to_03_adds_up_and_names_real_exercises():
 
 GLOSSARY_TERMS = [
     "speculative decoding",
+    "drafts per round",
+    "plain step",
+    "tokens per target forward",
+    "β",
     "draft",
     "drafter",
     "target model",
