@@ -42,7 +42,7 @@ WORDS = {
         "حدس بیش از اندازه بلند": "guess too long",
         "پیشوند بیرون از مسیر": "prefix not on the path",
         "حرف بزرگ نیست": "not a capital letter",
-        "پیشوندِ کل مسیر": "prefix is the whole path",
+        "پیشوند همان کل مسیر است": "prefix is the whole path",
         "حدس خالی": "empty guess",
         "مجاز": "valid",
     },
