@@ -79,8 +79,8 @@ def test_a_learner_sees_no_lint_pragmas(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=name)
 def test_a_count_is_said_with_its_noun_in_number(path):
-    """"proposed 4 token(s)": a sentence a code cell writes names a count with
-    speclab.render.counted ("1 token", "4 tokens"), not with a "(s)" left for the reader."""
+    """A sentence a code cell writes names a count with speclab.render.counted ("1 token",
+    "4 tokens"), not with a "(s)" left for the reader ("proposed 4 token(s)")."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] == "code":
