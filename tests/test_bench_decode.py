@@ -357,6 +357,22 @@ def test_cli_bench_out_is_checked_before_timing(tmp_path, capsys, monkeypatch, w
     assert a_file.read_text(encoding="utf-8") == "keep me"
 
 
+def test_cli_bench_without_out_names_its_default_folder_not_an_option(
+    tmp_path, capsys, monkeypatch
+):
+    """With no --out given, "--out build/bench is a file" named an option nobody typed."""
+    from speclab import bench, bench_cli
+
+    monkeypatch.setattr(bench, "forward_report", nothing_is_timed)
+    default = tmp_path / "bench"
+    default.write_text("keep me", encoding="utf-8")
+    monkeypatch.setattr(bench_cli, "bench_dir", lambda: default)
+    assert main(["bench", "forward"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"the report folder {default} (give --out to choose another) is a file" in err, err
+    assert "--out " + str(default) not in err
+
+
 def test_cli_bench_out_not_writable(capsys):
     # /proc/self takes no new file or folder, even for root (as CI runs): a read-only folder
     # would not do

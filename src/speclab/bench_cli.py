@@ -99,7 +99,11 @@ def option_problem(args) -> str | None:
         names = (f"{args.what}.json", f"{args.what}.csv")  # the pair it writes there
         # or beside a full report (decode_reports.save_decode_report, bench.save_report)
         names += (f"{args.what}-partial.json", f"{args.what}-partial.csv")
-        args.out = writable_folder(args.out or bench_dir(), files=names)
+        # with no --out, the message names the default folder as what it is, not as an option
+        name = (
+            None if args.out else f"the report folder {bench_dir()} (give --out to choose another)"
+        )
+        args.out = writable_folder(args.out or bench_dir(), name, files=names)
     except OSError as error:
         return str(error)
     return None
