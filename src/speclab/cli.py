@@ -85,6 +85,12 @@ def build_parser(argv: list[str] | None = None):
             text = super().format_help()
             return text if tr is None else argparse_words.help_text(text, tr)
 
+        def _reads_as_number(self, text: str) -> bool:
+            """Whether argparse takes text as a negative number, a value and never an option:
+            "-5" always, "-1e5" only from Python 3.13 on (3.11's pattern wants digits alone)."""
+            matcher = getattr(self, "_negative_number_matcher", None)  # argparse's own
+            return bool(matcher.match(text)) if matcher is not None else _float(text)
+
         def _dashed_prompt(self, argv: list[str]) -> tuple[str, str] | None:
             """(command, the first argument before "--" that starts with "-" and is not one
             of its options), where the command takes a prompt ("-hello" is read as -h ello)."""
@@ -109,7 +115,7 @@ def build_parser(argv: list[str] | None = None):
                     and len(text) > 1
                     and name not in options
                     and not any(o.startswith(name) for o in options if o.startswith("--"))
-                    and not _is_number(text)
+                    and not self._reads_as_number(text)
                     and " " not in text  # with a space, argparse takes it as text
                 ):
                     return self.prog, text
@@ -185,15 +191,6 @@ def _learner_translation(argv: list[str]):
             given = value if equals else argv[i + 1]  # the last one given, as argparse takes
     lang = resolve(given) if given in LANGUAGES else resolve()
     return None if lang == "en" else translator(lang)
-
-
-def _is_number(text: str) -> bool:
-    """Whether text reads as a number ("-5" is a value, never an option, to argparse)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _dashed_value(message: str, argv: list[str], options) -> tuple[str, str] | None:
@@ -720,6 +717,15 @@ def command_in_notebook(argv: list[str], lang: str) -> int:
                 lines.append(f'<div dir="{DIRECTION[lang]}">{html.escape(line) or "&nbsp;"}</div>')
         display(HTML(f'<pre lang="{lang}">{"".join(lines)}</pre>'))
     return status
+
+
+def _float(text: str) -> bool:
+    """Whether text reads as a number (where argparse's own pattern is not there to ask)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 if __name__ == "__main__":
