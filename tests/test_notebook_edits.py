@@ -666,3 +666,21 @@ def test_lesson_03b_takes_one_temperature_a_tuple_or_an_array(typed):
         shown_markdown(
             "03b_what_a_language_model_does.ipynb", cells, {10: (sweep, "temperatures = []")}
         )
+
+
+@pytest.mark.parametrize("folder", ["", "zh/", "fa/"])
+@pytest.mark.parametrize("alpha", ["0.0", "1.0"])
+def test_lesson_03_monte_carlo_takes_alpha_0_and_1(folder, alpha):
+    """α = 0 and 1, which cell 14 uses too, ended in a bare AssertionError: every round gives
+    the same tokens, so the standard error is 0 and `gap < 5 * 0` failed."""
+    notebook = f"{folder}03_forward_arithmetic.ipynb"
+    cells = json.loads((NOTEBOOKS / notebook).read_text("utf-8"))["cells"]
+    code = [i for i, c in enumerate(cells[:18]) if c["cell_type"] == "code"]
+    said = shown_markdown(
+        notebook, code, {17: ("alpha, n_rounds = 0.8,", f"alpha, n_rounds = {alpha},")}
+    )
+    same = {"": "every round gave the same tokens, exactly Eq. 1", "zh/": "正好是式 1",
+            "fa/": "درست برابر معادلهٔ ۱"}[folder]  # fmt: skip
+    assert same in said[-1]
+    with pytest.raises(ValueError, match="n_rounds 1[:：] ?.*[2۲]"):
+        shown_markdown(notebook, code, {17: ("n_rounds = 0.8, 100_000", "n_rounds = 0.8, 1")})
