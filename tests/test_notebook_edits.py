@@ -640,7 +640,9 @@ def test_lesson_03b_keeps_four_columns_when_the_text_ends_inside_a_character():
 @pytest.mark.parametrize(
     ("cells", "old", "new", "message"),
     [([1, 2, 15], "n_steps = 20_000", "n_steps = 0", "n_steps 0: choose a whole number, 100"),
-     ([1, 21, 28], "n_rounds = 20_000", "n_rounds = 0", "n_rounds 0: choose a whole number, 100"),
+     ([1, 21, 28], "n_rounds = 20_000", "n_rounds = 0", "n_rounds 0: choose a whole number, 1,000"),
+     # 100 passed the old guard, then a bare AssertionError: rule (b) not yet told from p
+     ([1, 21, 28], "n_rounds = 20_000", "n_rounds = 100", "n_rounds 100: choose a whole number"),
      ([1, 21, 25], "]\nif isinstance(k", "]\nprompts = ['x' * 1000]\nif isinstance(k",
       "a prompt of 1000 bytes"),
      ([1, 21, 33], "speed_temperature, n_new, repeats = 1.0, 48, 7",
