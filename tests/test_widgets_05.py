@@ -96,6 +96,22 @@ def test_greedy_is_run_once_per_prompt_and_length(models):
 # --- DrafterGame: you are the drafter -----------------------------------------------------
 
 
+def test_drafter_game_checks_every_prompt_it_offers_fits_the_context(models):
+    """max_new_tokens was checked against the first text only: choosing a longer one in the
+    dropdown raised inside the callback (only logged), and the game went on with the old text."""
+    target, _ = models
+    long = {"short": "ab", "long": "x" * 200}  # n_ctx 256: 200 + 60 does not fit
+    with pytest.raises(
+        ValueError,
+        match=r"prompt 'long' \(200 tokens\) \+ max_new_tokens \(60\)"
+        r" exceeds the context window of 256 tokens: ask for at most 56",
+    ):
+        DrafterGame(target, long, prompt="short", max_new_tokens=60)
+    game = DrafterGame(target, long, prompt="short", max_new_tokens=56)
+    game.prompt.value = "long"  # now every choice fits
+    assert len(game.game.result.prompt_tokens) == 200  # the game plays the text it shows
+
+
 def test_drafter_game_keeps_a_right_guess_and_scores_it_beside_lookup(models):
     target, _ = models
     game = DrafterGame(target, PROMPTS, prompt="text", max_new_tokens=20)

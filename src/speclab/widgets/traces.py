@@ -179,6 +179,19 @@ def _role(round_) -> str:
     return "bonus" if round_.accepted == len(round_.drafted) else "correction"
 
 
+def _every_prompt_fits(prompts: dict, max_new_tokens: int, n_ctx: int) -> None:
+    """ValueError naming the first prompt that leaves no room for max_new_tokens: found when
+    the game is made, not when the dropdown chooses it (the callback's error was only logged,
+    and the dropdown showed one text while the game went on with another)."""
+    from speclab.tokenizer import encode
+
+    for name, text in prompts.items():
+        if (n := len(encode(text))) + max_new_tokens > n_ctx:
+            raise ValueError(f"prompt {name!r} ({n} tokens) + max_new_tokens ({max_new_tokens}) "
+                             f"exceeds the context window of {n_ctx} tokens: ask for at most "
+                             f"{max(0, n_ctx - n)} new tokens, or leave that prompt out")  # fmt: skip
+
+
 class DrafterGame(Shown):
     """Lesson 05: you are the drafter. Type your guess of the next characters and press
     "check": the target verifies the whole guess in ONE forward (speclab.decoding.GuessVerifier).
@@ -199,6 +212,7 @@ class DrafterGame(Shown):
         self.max_new_tokens = checked_number(
             max_new_tokens, 1, math.inf, "max_new_tokens", whole=True
         )
+        _every_prompt_fits(self.prompts, self.max_new_tokens, target.config.n_ctx)
         self._lookup_runs: dict = {}  # (prompt name, n tokens) -> lookup's tokens per forward
         self.prompt = widgets.Dropdown(
             options=list(self.prompts), value=prompt, description="text",
