@@ -77,8 +77,15 @@ def test_greedy_steps_refuse_what_greedy_decode_refuses(model):
     too_long = fits + [97]  # one token more: prompt + 3 new tokens no longer fit
     with pytest.raises(ValueError, match="context window"):
         greedy_decode(model, too_long, 3)
-    with pytest.raises(ValueError, match=f"context window of {n_ctx} tokens: shorten the prompt"):
+    with pytest.raises(
+        ValueError,
+        match=f"context window of {n_ctx} tokens: ask for at most 2 "
+        f"new tokens, or shorten the prompt to at most {n_ctx - 3} tokens",
+    ):
         greedy_steps(model, too_long, 3)
+    # far too many new tokens: no prompt is short enough ("at most -998976 tokens" was said)
+    with pytest.raises(ValueError, match=f"tokens: ask for at most {n_ctx - 5} new tokens$"):
+        greedy_steps(model, encode("abcab"), 10**6)
     with pytest.raises(TypeError, match="n_new must be an integer"):
         greedy_steps(model, fits, 2.5)
 

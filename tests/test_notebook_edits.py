@@ -409,9 +409,10 @@ def test_lesson_03b_refuses_zero_steps_in_words():
     """0 steps ended in a pandas KeyError ("None of ['step'] are in the columns")."""
     cells = json.loads((NOTEBOOKS / "03b_what_a_language_model_does.ipynb").read_text("utf-8"))
     code = [i for i, c in enumerate(cells["cells"][:8]) if c["cell_type"] == "code"]
-    edit = ("n_steps = 8", "n_steps = 0")
-    with pytest.raises(ValueError, match="0 new tokens: ask greedy_steps for 1 or more"):
-        shown_markdown("03b_what_a_language_model_does.ipynb", code, {7: edit})
+    for typed, value in (("0", 0), ("-1", -1), ("8.0", 8.0), ("10**6", 10**6)):
+        edit = ("n_steps = 8", f"n_steps = {typed}")  # 10**6 took minutes; the rest named n_new
+        with pytest.raises(ValueError, match=re.escape(f"n_steps {value!r}: choose a whole")):
+            shown_markdown("03b_what_a_language_model_does.ipynb", code, {7: edit})
 
 
 @pytest.mark.parametrize(
