@@ -299,3 +299,15 @@ def test_the_boundary_explorer_names_a_value_off_its_sliders(given, message):
 def test_a_scenario_without_alpha_in_json_is_no_data():
     explorer = BoundaryExplorer({"copy-heavy": 0.9, "empty": None})  # JSON's null
     assert "no data (no rounds drafted)" in explorer.text.value
+
+
+def test_boundary_verdicts_say_what_the_text_says_at_break_even():
+    """k = 1, c = 0, v = 0.5: a round costs 1.5 steps and gives 1 + alpha tokens, so alpha =
+    0.5 breaks even. The text said "breaks even" while verdicts() said it pays (bisection
+    put the threshold at 0.4999999999999999)."""
+    from speclab.counting import speedup_with_verify_cost
+
+    explorer = BoundaryExplorer({"even": 0.5, "above": 0.6}, k=1, c=0.0, verify_per_position=0.5)
+    assert speedup_with_verify_cost(0.5, 1, 1.5, 0.0) == 1.0  # the oracle: exactly even
+    assert "even: breaks even" in explorer.text.value
+    assert explorer.verdicts() == {"even": False, "above": True}

@@ -164,9 +164,12 @@ class BoundaryExplorer(Shown):
         return k * c + 1.0 > k + 1, k * c + 1.0 + self.verify.value * k > k + 1
 
     def verdicts(self) -> dict[str, bool]:
-        """{scenario: predicted to pay} with the verify cost counted."""
+        """{scenario: predicted to pay} with the verify cost counted, as the text says it: an
+        alpha at the break-even point "breaks even" (bisection can land 1e-16 below it)."""
         _, threshold = self.break_even()
-        return {name: bool(alpha > threshold) for name, alpha in self.scenario_alphas.items()}
+        never = self.never_pays()[1]
+        return {name: not never and _verdict(alpha, threshold) == "pays"
+                for name, alpha in self.scenario_alphas.items()}  # fmt: skip
 
     def update(self) -> None:
         leviathan, with_verify = self.break_even()
