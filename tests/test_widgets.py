@@ -238,7 +238,8 @@ def test_lesson_01s_board_is_read_as_its_widget_reads_it():
     from speclab.widgets import quiz_board
 
     boards = (["８", "５６", "6", "９０"], ["۸", "۵۶", "۶", "۹۰"], ["8 ", "056", "6.0", 90.0],
-              ["8\u200b", "\u200f56", "\ufeff6", "9\u200c0"])  # invisible marks, copied along  # fmt: skip
+              ["8\u200b", "\u200f56", "\ufeff6", "9\u200c0"],  # invisible marks, copied along
+              ["八", "五十六", "六", "九十"])  # Chinese numerals: 八 had been a cross  # fmt: skip
     for board in boards:
         assert accept(quiz_board(board), QUIZ_KEY) == 4, board
         game = QuizGame(answers=board)
@@ -359,3 +360,21 @@ def test_the_speedup_explorer_names_a_value_off_its_sliders(lang, given, message
     """SpeedupExplorer(alpha=1.5) showed and computed alpha = 1.0 without a word."""
     with pytest.raises(ValueError, match=re.escape(message)):
         SpeedupExplorer(lang=lang, **given)
+
+
+@pytest.mark.parametrize(
+    ("typed", "number"),
+    [("八", 8), ("十", 10), ("十五", 15), ("五十六", 56), ("九十", 90), ("一百零五", 105),
+     ("两千零一十", 2010), ("零", 0)],
+)  # fmt: skip
+def test_chinese_numerals_read_as_the_number_they_write(typed, number):
+    from speclab.widgets.base import chinese_number
+
+    assert chinese_number(typed) == number and normalise(f" {typed} ") == str(number)
+
+
+@pytest.mark.parametrize("typed", ["五六", "一零", "十百", "百百", "八.5", "八个", ""])
+def test_other_chinese_text_is_left_as_text(typed):
+    from speclab.widgets.base import chinese_number
+
+    assert chinese_number(typed) is None

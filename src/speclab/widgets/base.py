@@ -143,10 +143,40 @@ def visible_text(value: str) -> str:
     return typed_text(value).translate(INVISIBLE)
 
 
+# Chinese numerals, as a Chinese learner may answer lesson 01's quiz (八, 五十六, 九十).
+CHINESE_DIGITS = dict(
+    zip("零〇一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True)
+)
+CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
+
+
+def chinese_number(text: str) -> int | None:
+    """A whole number below 10,000 written in Chinese numerals (五十六 -> 56, 十 -> 10,
+    一百零五 -> 105), or None if text is not one."""
+    if not text or any(c not in CHINESE_DIGITS and c not in CHINESE_UNITS for c in text):
+        return None
+    total, digit, last_unit = 0, None, 10_000
+    for char in text:
+        if char in CHINESE_DIGITS:
+            if digit is not None:
+                return None  # two digits in a row (五六, 一零) is not a number's Chinese form
+            digit = CHINESE_DIGITS[char] if CHINESE_DIGITS[char] else None
+        else:
+            unit = CHINESE_UNITS[char]
+            if unit >= last_unit:
+                return None  # 十百, 百百: units must fall
+            total += (1 if digit is None else digit) * unit
+            digit, last_unit = None, unit
+    return total + (digit or 0)
+
+
 def normalise(answer: str) -> str:
     """A typed answer as the host reads it: no stray spaces or invisible marks, any case,
-    digits of any script, and a whole number however it is written ("08" and "8.0" are 8)."""
+    digits of any script or Chinese numerals, and a whole number however it is written
+    ("08", "8.0" and "八" are 8)."""
     text = visible_text(answer).strip().casefold().translate(OTHER_DIGITS)
+    if (number := chinese_number(text)) is not None:
+        return str(number)
     whole = re.fullmatch(r"([+-]?\d{1,30})(?:[.\u066b]0*)?", text)  # ٫: the Persian decimal mark
     return str(int(whole.group(1))) if whole else text
 
