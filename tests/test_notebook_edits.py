@@ -460,7 +460,7 @@ def test_lesson_07_checks_handout_exercise_2_by_hand():
             "[1, 5, 2, 2]",
             "q = [1.0, 5.0, 2.0, 2.0] adds up to 10: each of p and q is a distribution",
         ),
-        ("[0.5, 0.5]", "give p and q one number for each of ['A', 'B', 'C', 'D']"),
+        ("[0.5, 0.5]", "p and q one number for each of ['A', 'B', 'C', 'D']"),
     ],
 )
 def test_lesson_07_names_a_pair_its_cells_cannot_use(q, message):
@@ -687,3 +687,20 @@ def test_lesson_03_monte_carlo_takes_alpha_0_and_1(folder, alpha):
     assert same in said[-1]
     with pytest.raises(ValueError, match="n_rounds 1[:：] ?.*[2۲]"):
         shown_markdown(notebook, code, {17: ("n_rounds = 0.8, 100_000", "n_rounds = 0.8, 1")})
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("p = np.array([0.4, 0.3, 0.2, 0.1])", "p = [1.2, -0.2, 0, 0]",
+         "p = [1.2, -0.2, 0.0, 0.0]: a probability is a number of 0 or more"),
+        ("p = np.array([0.4, 0.3, 0.2, 0.1])", "p = None", "p and q one number for each of"),
+        ("p = np.array([0.4, 0.3, 0.2, 0.1])", "p = 0.25", "p and q one number for each of"),
+        ('labels = ["A", "B", "C", "D"]', 'labels = "ABCD"', "give labels as a list of names"),
+    ],
+)  # fmt: skip
+def test_lesson_07_names_what_is_wrong_with_p_q_or_labels(old, new, message):
+    """A negative p was blamed on the sum, p = None or 0.25 ended in 'len() of unsized
+    object', and labels = "ABCD" passed, to fail in pandas three cells below."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        shown_markdown("07_speculative_sampling.ipynb", [1, 2], {2: (old, new)})
