@@ -165,3 +165,16 @@ def test_steps_off_the_slider_are_named():
     """steps=500 ended in traitlets' "Invalid selection: value not found"."""
     with pytest.raises(ValueError, match="steps 500: choose one of 100, 300, 1000, 3000, 10000"):
         SamplingRuleExplorer(steps=500)
+
+
+def test_set_weights_wants_one_weight_per_slider():
+    """A short list moved only the first sliders and a long one was cut, in silence."""
+    explorer = SamplingRuleExplorer(steps=100)
+    before = explorer.distributions()
+    for wrong in ([0.5, 0.5], [0.2] * 5):
+        with pytest.raises(
+            ValueError, match=f"p_target needs 4 weights, one per token, got {len(wrong)}"
+        ):
+            explorer.set_weights(p_target=wrong)
+    after = explorer.distributions()
+    assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])

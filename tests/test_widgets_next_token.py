@@ -122,3 +122,9 @@ def test_a_long_text_updates_when_the_box_is_left_not_at_every_key():
     assert shown.note.value.endswith("the bars now follow when you click outside the box.</p>")
     shown.text.value = "short again"
     assert shown.text.continuous_update and "click outside" not in shown.note.value
+
+
+def test_the_note_counts_the_bars_it_draws():
+    """n = 1 still said "the ten bars"."""
+    assert "the 1 bar holds" in NextTokenExplorer(MODEL, text="a", n=1).note.value
+    assert "the 3 bars hold" in NextTokenExplorer(MODEL, text="a", n=3).note.value

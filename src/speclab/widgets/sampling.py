@@ -88,6 +88,9 @@ class SamplingRuleExplorer(Shown):
             for sliders, values, name in ((self.target_sliders, p_target, "p_target"),
                                           (self.draft_sliders, p_draft, "p_draft")):  # fmt: skip
                 values = [] if values is None else _weights(values, name)
+                if values and len(values) != len(sliders):  # zip had cut or half-applied it
+                    raise ValueError(f"{name} needs {len(sliders)} weights, one per token, "
+                                     f"got {len(values)}")  # fmt: skip
                 for slider, value in zip(sliders, values, strict=False):
                     slider.value = value
         finally:
