@@ -1681,3 +1681,19 @@ def test_score_given_a_file_name_says_what_it_needs(given):
     """score("maria.csv") ended in "string indices must be integers"."""
     with pytest.raises(GuessFileError, match=r"score needs the table that check_guesses returns"):
         score(given)
+
+
+@pytest.mark.parametrize("lang", [None, "zh", "fa"])
+def test_a_blank_or_wrong_kind_of_file_name_is_named_as_such(lang):
+    """Lesson 02's cell with guesses_file = "" said ".: is a folder" (Path("") is "."), and
+    None or 5 gave pathlib's TypeError, which names no file name."""
+    from speclab.i18n import translator
+
+    with pytest.raises(GuessFileError) as caught:
+        check_guesses("", lang=lang)
+    said = caught.value.message.text(translator(lang))
+    assert said == translator(lang).gettext("no file name was given: write the CSV file's name")
+    assert lang is None or said != "no file name was given: write the CSV file's name"
+    for wrong in (None, 5):
+        with pytest.raises(TypeError, match=f"needs the CSV file's name .*got {wrong}"):
+            check_guesses(wrong, lang=lang)

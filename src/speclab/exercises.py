@@ -36,6 +36,7 @@ upper-cased behind the student's back; a file separated by ، is not re-read wit
 """
 
 import gettext
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -372,8 +373,12 @@ def check_guesses(
     `.message.text(translator(lang))` is the learner's language).
     """
     tr = translator(lang)
-    path = Path(path)
+    if isinstance(path, bool) or not isinstance(path, str | os.PathLike):
+        raise TypeError(f"check_guesses needs the CSV file's name (text or a Path), got {path!r}")
     try:
+        if not str(path).strip():  # Path("") is ".", which read as "is a folder"
+            raise GuessFileError(N_("no file name was given: write the CSV file's name"))
+        path = Path(path)
         text = read_text(path)
         rows = [checked_row(row, path_symbols, tr) for row in data_rows(text, path)]
     except GuessFileError as error:
