@@ -40,6 +40,7 @@ from speclab.paths import data_dir, repo_root
 PACKAGE = repo_root() / "src" / "speclab"
 # The modules whose every shown string goes through the catalogue.
 TRANSLATED_MODULES = (
+    "cli.py",
     "exercises.py",
     "guess_rows.py",
     "guesses_report.py",
@@ -792,3 +793,28 @@ def test_no_persian_message_sets_a_quoted_value_beside_another_value():
     adjacent = [line for line in po.read_text("utf-8").splitlines()
                 if line.startswith("msgstr") and re.search(r"!r\}\s+\{", line)]  # fmt: skip
     assert adjacent == []
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_notebook_shows_a_long_report_cut_with_a_word_in_its_language(
+    monkeypatch, tmp_path, lang
+):
+    """A class file of 200,000 rows put 14 MB of report into lesson 02's notebook."""
+    import IPython.display
+
+    from speclab import cli
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    monkeypatch.setattr(cli, "NOTEBOOK_LINES", 5)
+    path = tmp_path / "many.csv"
+    path.write_text("prefix,guess,expected_output\n" + ",ABX,\n" * 30, encoding="utf-8")
+    cli.command_in_notebook(["check-guesses", "--lang", lang, str(path)], lang)
+    html = shown[-1].data
+    assert html.count("<div ") == 6  # 5 lines and the note
+    from speclab.i18n import translator
+
+    more = translator(lang).gettext(
+        "... {count:,} more lines: the same command in a terminal prints them all"
+    )
+    assert more.split("}")[1].strip() in html  # the words after the count, in lang

@@ -679,6 +679,9 @@ def _silence_stdout() -> None:
         pass  # stdout is not a file descriptor (a notebook, a test's capture)
 
 
+NOTEBOOK_LINES = 500  # of a command's output that a notebook shows; a terminal shows all
+
+
 def command_in_notebook(argv: list[str], lang: str) -> int:
     """Run `speclab argv` in a notebook and show what it prints, laid out for lang; its status.
 
@@ -707,8 +710,17 @@ def command_in_notebook(argv: list[str], lang: str) -> int:
     except SystemExit as stop:  # --help, or argparse refused an argument (printed on stderr)
         status = stop.code if isinstance(stop.code, int) else 2
     finally:
-        lines = []
-        for line in printed.getvalue().splitlines():
+        lines, printed_lines = [], printed.getvalue().splitlines()
+        if len(printed_lines) > NOTEBOOK_LINES:  # 200,000 rows had put 14 MB into a notebook
+            from speclab.i18n import translator
+
+            more = translator(lang).gettext(
+                "... {count:,} more lines: the same command in a terminal prints them all"
+            )
+            printed_lines = printed_lines[:NOTEBOOK_LINES] + [
+                more.format(count=len(printed_lines) - NOTEBOOK_LINES)
+            ]
+        for line in printed_lines:
             if line.startswith("== ") or re.search(r"\S {2,}\S", line):
                 cells = re.split(r"( {2,})", line)
                 text = "".join(c if not c.strip() else f"\u2068{c}\u2069" for c in cells)
