@@ -648,7 +648,10 @@ def test_lesson_03b_keeps_four_columns_when_the_text_ends_inside_a_character():
       "a prompt of 1000 bytes"),
      ([1, 21, 33], "speed_temperature, n_new, repeats = 1.0, 48, 7",
       "context = encode('x')\nspeed_temperature, n_new, repeats = 1.0, 2000, 7",
-      "n_new 2000: the prompt leaves room for")],
+      "n_new 2000: the prompt leaves room for"),
+     # unchecked, it failed a cell later in a message naming `temperature`
+     ([1, 21, 33], "speed_temperature, n_new, repeats = 1.0, 48, 7",
+      "speed_temperature, n_new, repeats = -1, 48, 7", "speed_temperature -1: choose a number")],
 )  # fmt: skip
 def test_lesson_07_names_counts_its_later_cells_cannot_use(cells, old, new, message):
     """n_steps = 0 ended in a ZeroDivisionError, n_rounds = 0 in an empty AssertionError, a
