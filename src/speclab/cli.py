@@ -87,7 +87,8 @@ def build_parser(argv: list[str] | None = None):
 
         def _reads_as_number(self, text: str) -> bool:
             """Whether argparse takes text as a negative number, a value and never an option:
-            "-5" always, "-1e5" only from Python 3.13 on (3.11's pattern wants digits alone)."""
+            "-5" and "-.5", but not "-1e5", which float() reads and argparse (3.11, 3.13.0)
+            takes for an option."""
             matcher = getattr(self, "_negative_number_matcher", None)  # argparse's own
             return bool(matcher.match(text)) if matcher is not None else _float(text)
 
