@@ -707,3 +707,13 @@ def test_lesson_07_names_what_is_wrong_with_p_q_or_labels(old, new, message):
     object', and labels = "ABCD" passed, to fail in pandas three cells below."""
     with pytest.raises(ValueError, match=re.escape(message)):
         shown_markdown("07_speculative_sampling.ipynb", [1, 2], {2: (old, new)})
+
+
+@pytest.mark.parametrize("folder", ["", "zh/", "fa/"])
+@pytest.mark.parametrize("typed", ["[]", "[0, 2, 9]", "[0.5]", "4"])
+def test_lesson_03_names_cases_it_cannot_count(folder, typed):
+    """cases = [] ended in a pandas KeyError three cells below; 9 accepted of k = 4 drafts
+    in count_round's message, which does not name cases."""
+    edit = ("cases = [0, 2, 4]", f"cases = {typed}")
+    with pytest.raises(ValueError, match=re.escape(f"cases {typed}")):
+        shown_markdown(f"{folder}03_forward_arithmetic.ipynb", [1], {1: edit})
