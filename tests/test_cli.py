@@ -1,6 +1,7 @@
 """speclab's command line as a whole: what every command's --help promises."""
 
 import argparse
+import re
 
 import pytest
 
@@ -55,7 +56,9 @@ def test_a_persian_windows_console_gets_the_arabic_lookalikes_not_escapes(tmp_pa
             assert "PYTHONIOENCODING=utf-8" in hint
 
 
-_ARGPARSE_NUMBER = argparse.ArgumentParser()._negative_number_matcher  # what argparse reads
+_ARGPARSE_NUMBER = getattr(  # what argparse reads as a number (float() reads more)
+    argparse.ArgumentParser(), "_negative_number_matcher", re.compile(r"^-\d+$|^-\d*\.\d+$")
+)
 
 
 @pytest.mark.parametrize(

@@ -807,11 +807,21 @@ def test_a_notebook_shows_a_long_report_cut_with_a_word_in_its_language(
     shown = []
     monkeypatch.setattr(IPython.display, "display", shown.append)
     monkeypatch.setattr(cli, "NOTEBOOK_LINES", 5)
+    monkeypatch.setattr(cli, "NOTEBOOK_TAIL", 2)  # the last lines: the score
     path = tmp_path / "many.csv"
     path.write_text("prefix,guess,expected_output\n" + ",ABX,\n" * 30, encoding="utf-8")
     cli.command_in_notebook(["check-guesses", "--lang", lang, str(path)], lang)
     html = shown[-1].data
-    assert html.count("<div ") == 6  # 5 lines and the note
+    assert html.count("<div ") == 6  # 3 lines, the note, the last 2 lines
+    import contextlib
+    import html as html_module
+    import io
+
+    console = io.StringIO()
+    with contextlib.redirect_stdout(console):
+        cli.main(["check-guesses", "--lang", lang, str(path)])
+    last = console.getvalue().splitlines()[-1]  # the score, which a cut must not lose
+    assert html_module.escape(last) in html.split("<div ")[-1]
     from speclab.i18n import translator
 
     more = translator(lang).gettext(

@@ -744,6 +744,17 @@ def test_a_second_training_writing_the_same_out_is_refused(tmp_path):
     assert out.is_file()  # the lock ends with the run that held it
 
 
+def test_a_failed_start_with_out_in_its_new_run_folder_leaves_no_folder(tmp_path):
+    """The --out lock beside weights inside the run folder kept a failed start's folder."""
+    from speclab.train import train
+
+    run_dir = tmp_path / "new"
+    with pytest.raises(OSError, match="cannot read"):
+        train(RECIPES["smoke"], run_dir, out=run_dir / "w.npz", init_from=tmp_path / "no.npz",
+              progress=False)  # fmt: skip
+    assert not run_dir.exists()
+
+
 @pytest.mark.parametrize("failure", ["no-locks", "read-only"])
 def test_a_folder_that_cannot_be_locked_still_trains(tmp_path, monkeypatch, failure):
     """Only a lock held by another training refuses: a file system without locks (ENOLCK),

@@ -365,7 +365,8 @@ def test_the_speedup_explorer_names_a_value_off_its_sliders(lang, given, message
 @pytest.mark.parametrize(
     ("typed", "number"),
     [("八", 8), ("十", 10), ("十五", 15), ("五十六", 56), ("九十", 90), ("一百零五", 105),
-     ("两千零一十", 2010), ("零", 0)],
+     ("两千零一十", 2010), ("零", 0), ("一百五", 150), ("三千五", 3500), ("三千零五", 3005),
+     ("一百一十", 110)],  # the short form: 一百五 is 150, not 105
 )  # fmt: skip
 def test_chinese_numerals_read_as_the_number_they_write(typed, number):
     from speclab.widgets.base import chinese_number
@@ -373,7 +374,9 @@ def test_chinese_numerals_read_as_the_number_they_write(typed, number):
     assert chinese_number(typed) == number and normalise(f" {typed} ") == str(number)
 
 
-@pytest.mark.parametrize("typed", ["五六", "一零", "十百", "百百", "八.5", "八个", ""])
+@pytest.mark.parametrize(
+    "typed", ["五六", "一零", "十百", "百百", "八.5", "八个", "", "十零", "零十", "千百", "一百零"]
+)
 def test_other_chinese_text_is_left_as_text(typed):
     from speclab.widgets.base import chinese_number
 

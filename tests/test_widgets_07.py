@@ -171,7 +171,9 @@ def test_set_weights_wants_one_weight_per_slider():
     """A short list moved only the first sliders and a long one was cut, in silence."""
     explorer = SamplingRuleExplorer(steps=100)
     before = explorer.distributions()
-    for wrong in ([0.5, 0.5], [0.2] * 5):
+    with pytest.raises(ValueError, match="p_draft needs 4 weights, one per token, got 2"):
+        explorer.set_weights(p_target=[1, 0, 0, 0], p_draft=[0.5, 0.5])  # p must not move
+    for wrong in ([0.5, 0.5], [0.2] * 5, []):
         with pytest.raises(
             ValueError, match=f"p_target needs 4 weights, one per token, got {len(wrong)}"
         ):

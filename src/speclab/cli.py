@@ -567,6 +567,8 @@ class MessagesMayBeLost:
     def write(self, text: str) -> int:
         try:
             return self.stream.write(text)
+        except UnicodeError:
+            raise  # not the stream's fault: the text, which the caller must hear of
         except (OSError, ValueError):  # ValueError: written after the stream was closed
             return len(text)
 
@@ -681,6 +683,7 @@ def _silence_stdout() -> None:
 
 
 NOTEBOOK_LINES = 500  # of a command's output that a notebook shows; a terminal shows all
+NOTEBOOK_TAIL = 50  # of them from its end, where check-guesses prints the score
 
 
 def command_in_notebook(argv: list[str], lang: str) -> int:
@@ -718,8 +721,11 @@ def command_in_notebook(argv: list[str], lang: str) -> int:
             more = translator(lang).gettext(
                 "... {count:,} more lines: the same command in a terminal prints them all"
             )
-            printed_lines = printed_lines[:NOTEBOOK_LINES] + [
-                more.format(count=len(printed_lines) - NOTEBOOK_LINES)
+            head, tail = NOTEBOOK_LINES - NOTEBOOK_TAIL, NOTEBOOK_TAIL  # the tail: the score
+            printed_lines = [
+                *printed_lines[:head],
+                more.format(count=len(printed_lines) - NOTEBOOK_LINES),
+                *printed_lines[-tail:],
             ]
         for line in printed_lines:
             if line.startswith("== ") or re.search(r"\S {2,}\S", line):

@@ -376,9 +376,10 @@ def check_guesses(
     if isinstance(path, bool) or not isinstance(path, str | os.PathLike):
         raise TypeError(f"check_guesses needs the CSV file's name (text or a Path), got {path!r}")
     try:
-        if not str(path).strip():  # Path("") is ".", which read as "is a folder"
+        name = os.fspath(path)
+        if not name.strip() and not Path(name).is_file():  # Path("") is ".": "is a folder"
             raise GuessFileError(N_("no file name was given: write the CSV file's name"))
-        path = Path(path)
+        path = Path(name)
         text = read_text(path)
         rows = [checked_row(row, path_symbols, tr) for row in data_rows(text, path)]
     except GuessFileError as error:

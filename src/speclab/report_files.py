@@ -142,16 +142,18 @@ def remove_empty_folders(folder: Path, made: Path | None) -> None:
             return
 
 
-def remove_if_unused(folder: Path, made: Path | None, lock: str = ".lock") -> None:
-    """After a failed start: the lock file (`one_at_a_time`), if that is all folder holds,
-    then every folder up to made (the outermost one the command made) that is left empty,
-    so that no empty folder is left behind for the next try to trip on. made None: nothing
-    was made."""
+def remove_if_unused(folder: Path, made: Path | None, lock: str = ".lock", *others: str) -> None:
+    """After a failed start: the lock file (`one_at_a_time`), and any `others` it names (a
+    training's lock for an --out inside its run folder), if that is all folder holds, then
+    every folder up to made (the outermost one the command made) that is left empty, so that
+    no empty folder is left behind for the next try to trip on. made None: nothing was made."""
     if made is None:
         return
     try:
-        if [p.name for p in folder.iterdir()] == [lock]:
-            _remove_unless_held(folder / lock)  # a process refused by another's lock keeps off
+        names = {p.name for p in folder.iterdir()}
+        if lock in names and names <= {lock, *others}:
+            for name in sorted(names):  # a process refused by another's lock keeps off
+                _remove_unless_held(folder / name)
     except OSError:  # gone already, or not ours to remove: leave it
         return
     remove_empty_folders(folder, made)

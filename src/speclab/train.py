@@ -207,8 +207,13 @@ def train(cfg: TrainConfig, run_dir: Path, out: Path | None = None, max_minutes:
                 cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_heads or {}
             )
     except BaseException:
-        remove_if_unused(run_dir, made)
+        remove_if_unused(run_dir, made, ".lock", *([_out_lock(out)] if out is not None else []))
         raise
+
+
+def _out_lock(out: Path) -> str:
+    """The name of the lock file `_out_held` keeps beside `out`."""
+    return f".{out.name}.speclab-train.lock"
 
 
 def _out_held(out: Path | None):
@@ -219,7 +224,7 @@ def _out_held(out: Path | None):
         return contextlib.nullcontext()
     busy = (f"another training is writing its weights to {out}; wait for it to end, or give "
             "another --out")  # fmt: skip
-    return one_at_a_time(out.parent, busy, "--out", f".{out.name}.speclab-train.lock")
+    return one_at_a_time(out.parent, busy, "--out", _out_lock(out))
 
 
 # A loss (nats per byte) no training that learns reaches: guessing uniformly costs ln 256 = 5.5;

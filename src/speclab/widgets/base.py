@@ -152,22 +152,32 @@ CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
 
 def chinese_number(text: str) -> int | None:
     """A whole number below 10,000 written in Chinese numerals (五十六 -> 56, 十 -> 10,
-    一百零五 -> 105), or None if text is not one."""
+    一百零五 -> 105, 一百五 -> 150, the short form), or None if text is not one."""
+    if text in ("零", "〇"):
+        return 0
     if not text or any(c not in CHINESE_DIGITS and c not in CHINESE_UNITS for c in text):
         return None
-    total, digit, last_unit = 0, None, 10_000
+    total, digit, last_unit, zero, previous = 0, None, 10_000, False, None
     for char in text:
-        if char in CHINESE_DIGITS:
+        if char in ("零", "〇"):
+            if previous not in CHINESE_UNITS:  # 零 only fills a gap after a unit: 一百零五
+                return None
+            zero = True
+        elif char in CHINESE_DIGITS:
             if digit is not None:
-                return None  # two digits in a row (五六, 一零) is not a number's Chinese form
-            digit = CHINESE_DIGITS[char] if CHINESE_DIGITS[char] else None
+                return None  # two digits in a row (五六) is not a number's Chinese form
+            digit = CHINESE_DIGITS[char]
         else:
             unit = CHINESE_UNITS[char]
-            if unit >= last_unit:
-                return None  # 十百, 百百: units must fall
+            if unit >= last_unit or (digit is None and not (char == "十" and previous is None)):
+                return None  # 十百, 千百, 零十: units fall, each after its digit (十五 aside)
             total += (1 if digit is None else digit) * unit
-            digit, last_unit = None, unit
-    return total + (digit or 0)
+            digit, last_unit, zero = None, unit, False
+        previous = char
+    if digit is None:
+        return None if zero else total  # 十零 is no number
+    short = not zero and last_unit in (100, 1000)  # 一百五 is 150, 三千五 is 3,500
+    return total + (digit * last_unit // 10 if short else digit)
 
 
 def normalise(answer: str) -> str:

@@ -83,16 +83,20 @@ class SamplingRuleExplorer(Shown):
 
     def set_weights(self, p_target=None, p_draft=None) -> None:
         """Move several sliders at once and redraw once (for notebooks and tests)."""
+        moves = []  # both checked before any slider moves: a bad p_draft had left p moved
+        for sliders, values, name in ((self.target_sliders, p_target, "p_target"),
+                                      (self.draft_sliders, p_draft, "p_draft")):  # fmt: skip
+            if values is None:
+                continue
+            values = _weights(values, name)
+            if len(values) != len(sliders):  # zip had cut a long list, half-applied a short one
+                raise ValueError(f"{name} needs {len(sliders)} weights, one per token, "
+                                 f"got {len(values)}")  # fmt: skip
+            moves += zip(sliders, values, strict=True)
         self._paused = True
         try:
-            for sliders, values, name in ((self.target_sliders, p_target, "p_target"),
-                                          (self.draft_sliders, p_draft, "p_draft")):  # fmt: skip
-                values = [] if values is None else _weights(values, name)
-                if values and len(values) != len(sliders):  # zip had cut or half-applied it
-                    raise ValueError(f"{name} needs {len(sliders)} weights, one per token, "
-                                     f"got {len(values)}")  # fmt: skip
-                for slider, value in zip(sliders, values, strict=False):
-                    slider.value = value
+            for slider, value in moves:
+                slider.value = value
         finally:
             self._paused = False
         self.update()
