@@ -381,3 +381,17 @@ def test_other_chinese_text_is_left_as_text(typed):
     from speclab.widgets.base import chinese_number
 
     assert chinese_number(typed) is None
+
+
+def test_seeds_and_round_counts_are_named_where_they_are_given():
+    """SpeedupExplorer(seed=-1) ended in numpy's "expected non-negative integer", naming no
+    argument; n_rounds=0 in a division by zero."""
+    from speclab.widgets import SamplingRuleExplorer
+
+    for make, message in (
+        (lambda: SpeedupExplorer(seed=-1), "seed = -1: choose a whole number from 0 to 4294967295"),
+        (lambda: SpeedupExplorer(n_rounds=0), "n_rounds = 0: choose a whole number from 100"),
+        (lambda: SamplingRuleExplorer(seed=-1), "seed -1: choose a whole number from 0 to 4294967295"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match=re.escape(message)):
+            make()

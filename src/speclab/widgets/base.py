@@ -70,7 +70,8 @@ def checked_number(value, low, high, name: str, whole: bool = False):
     kind = numbers.Integral if whole else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind) or not low <= value <= high:
         what = "a whole number" if whole else "a number"
-        upto = f"from {low:g} to {high:g}" if math.isfinite(high) else f"of {low:g} or more"
+        low, high = (x if isinstance(x, int) else f"{x:g}" for x in (low, high))  # 4294967295
+        upto = f"from {low} to {high}" if high != "inf" else f"of {low} or more"
         raise ValueError(f"{name} {value!r}: choose {what} {upto}")
     return value
 

@@ -55,7 +55,8 @@ class WidthExplorer(Shown):
             raise ValueError("n_new_values must include 1, 2 and 5 (the ratios the lesson reads)")
         self.n_layer, self.n_past, self.repeats = n_layer, n_past, repeats
         self.n_new_values, self.tolerance = list(n_new_values), tolerance
-        self.seed, self.blas_threads = seed, blas_threads
+        self.seed = checked_number(seed, 0, 2**32 - 1, "seed", whole=True)  # numpy named nothing
+        self.blas_threads = blas_threads
         self.width = widgets.IntSlider(
             value=width, min=128, max=768, step=128, description="width",
             continuous_update=False,

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, checked_choice, figure_png, float_slider
+from speclab.widgets.base import Shown, checked_choice, checked_number, figure_png, float_slider
 
 SAMPLING_LABELS = ("A", "B", "C", "D")  # lesson 07's four-token vocabulary
 
@@ -53,7 +53,8 @@ class SamplingRuleExplorer(Shown):
         if not len(p_target) == len(p_draft) == len(labels):
             raise ValueError("p_target, p_draft and labels need one entry per token")
         p_target, p_draft = _weights(p_target, "p_target"), _weights(p_draft, "p_draft")
-        self.labels, self.seed = tuple(labels), seed
+        self.labels = tuple(labels)
+        self.seed = checked_number(seed, 0, 2**32 - 1, "seed", whole=True)  # numpy named nothing
 
         def slider(value, name):
             # three decimals: a weight given as 1 in 1,000 is shown, not rounded to 0.00

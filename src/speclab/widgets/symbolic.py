@@ -263,7 +263,9 @@ class SpeedupExplorer(Shown):
         self.n_rounds = n_rounds
         self.seed = seed
         for name, value, low, high, whole in (("alpha", alpha, 0, 1, False), ("k", k, 1, 10, True),
-                                              ("c", c, 0, 0.5, False)):  # fmt: skip
+                                              ("c", c, 0, 0.5, False),
+                                              ("n_rounds", n_rounds, 100, 1_000_000, True),
+                                              ("seed", seed, 0, 2**32 - 1, True)):  # fmt: skip
             try:  # a slider given a value outside it had kept its nearest end without a word
                 checked_number(value, low, high, name, whole=whole)
             except ValueError:
