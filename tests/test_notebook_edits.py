@@ -721,3 +721,13 @@ def test_lesson_03_names_cases_it_cannot_count(folder, typed):
     edit = ("cases = [0, 2, 4]", f"cases = {typed}")
     with pytest.raises(ValueError, match=re.escape(f"cases {typed}")):
         shown_markdown(f"{folder}03_forward_arithmetic.ipynb", [1], {1: edit})
+
+
+def test_lesson_03b_says_what_greedy_wrote_as_its_table_shows_it():
+    """It printed Python's repr ('):\\n     ') beside a table that marks spaces ␣, and
+    'in **1 forwards**' for one step."""
+    cells = json.loads((NOTEBOOKS / "03b_what_a_language_model_does.ipynb").read_text("utf-8"))
+    code = [i for i, c in enumerate(cells["cells"][:9]) if c["cell_type"] == "code"]
+    said = shown_markdown("03b_what_a_language_model_does.ipynb", code,
+                          {7: ("n_steps = 8", "n_steps = 1")})[-1]  # fmt: skip
+    assert "**1 forward**, one per token" in said and "!r" not in said and "'" not in said, said

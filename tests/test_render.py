@@ -212,3 +212,16 @@ def test_decimals_shows_what_differs_as_different():
     assert decimals(0.29985, 0.3) == 4  # nor 0.30 the same as 0.30: 0.2998 and 0.3000
     assert decimals(0.3, 0.3, 0.1) == 2  # equal values may print alike
     assert decimals(97.4, 98.1, least=0) == 0 and decimals(99.6, 99.8, least=0) == 1
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"),
+    [(0.999515, ">99.9%"), (1.0, "100.0%"), (4e-5, "<0.1%"), (0.0, "0.0%"), (0.4, "40.0%"),
+     (0.0005, "0.1%"), (0.9994, "99.9%")],
+)  # fmt: skip
+def test_a_probability_is_never_rounded_onto_certainty_or_impossibility(p, shown):
+    """Lesson 03b's greedy table showed 0.999515 as 100.0% and 4e-5 as 0.0%, beside a lesson
+    that says the model gives odds, not answers."""
+    from speclab.render import shown_probability
+
+    assert shown_probability(p) == shown

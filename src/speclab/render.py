@@ -220,6 +220,16 @@ def render_ansi(result, color: bool = True, prompt: str | None = None) -> str:
     return "".join(parts)
 
 
+def shown_probability(p: float) -> str:
+    """A probability as a percentage to one decimal, never rounded onto 0 % or 100 %: a token
+    given 0.9995 is not certain (">99.9%"), one given 4e-5 is still possible ("<0.1%")."""
+    if 0 < p < 0.0005:
+        return "<0.1%"
+    if 0.9995 <= p < 1:
+        return ">99.9%"
+    return f"{p:.1%}"
+
+
 def shown_token(token: int) -> str:
     """One token for a table cell: a space as ␣, other invisible bytes escaped."""
     return "\u2423" if token == 32 else token_str(token)
