@@ -222,7 +222,7 @@ def test_lesson_04b_says_what_the_widths_beyond_the_cache_showed(outside, verdic
     data = {128: (1.1, 1.15, 1.2), 256: (1.5, 1.55, 1.6)} | outside
     said = _width_sentence(data, [True, True, False, False])
     assert "The weights of widths 512, 768 do not fit in it." in said
-    assert "1.50–1.60 (interquartile) at width 256, the widest that fits" in said
+    assert "1.50×–1.60× (interquartile) at width 256, the widest that fits" in said
     assert verdict in said, said
 
 
