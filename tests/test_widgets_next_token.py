@@ -128,3 +128,14 @@ def test_the_note_counts_the_bars_it_draws():
     """n = 1 still said "the ten bars"."""
     assert "the 1 bar holds" in NextTokenExplorer(MODEL, text="a", n=1).note.value
     assert "the 3 bars hold" in NextTokenExplorer(MODEL, text="a", n=3).note.value
+
+
+def test_a_near_certain_bar_is_not_labelled_certain():
+    """The bar labels and the note rounded 0.9995 onto 100.0% and 4e-5 onto 0.0%, as lesson
+    03b's table had: the lesson says the model gives odds, never certainty."""
+    from speclab.next_token import Choice
+
+    choices = [Choice(32, 10.0, 0.99955), Choice(10, 1.0, 0.00004)]
+    notes = texts(next_token_figure(choices))
+    assert notes[0].strip().startswith(">99.9%") and notes[1].strip().startswith("<0.1%")
+    assert not any("100.0%" in n or "0.0%" in n for n in notes)

@@ -16,7 +16,7 @@ from speclab.figures.style import OKABE_ITO, PROJECTOR, drawable, tidy
 
 def next_token_figure(choices: Sequence, title: str | None = None) -> Figure:
     """choices: speclab.next_token.Choice records, most likely first (top_choices)."""
-    from speclab.render import shown_token
+    from speclab.render import shown_probability, shown_token
 
     labels = [shown_token(c.token) for c in choices]
     values = [c.probability for c in choices]
@@ -28,7 +28,7 @@ def next_token_figure(choices: Sequence, title: str | None = None) -> Figure:
         if len(bars):
             bars[0].set_hatch("//")
         for row, value, index in zip(rows, values, range(len(values)), strict=True):
-            note = f"{value:.1%}" + ("  greedy" if index == 0 else "")
+            note = shown_probability(value) + ("  greedy" if index == 0 else "")
             if value > 0.6:  # inside its bar: beyond it the label ran off the picture at 100 %
                 ax.text(value, row, note + " ", va="center", ha="right", fontsize=13,
                         bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})  # fmt: skip

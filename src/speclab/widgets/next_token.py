@@ -40,7 +40,7 @@ class NextTokenExplorer(Shown):
     def update(self) -> None:
         from speclab.figures import next_token_figure
         from speclab.next_token import next_token_logits, top_choices
-        from speclab.render import counted, shown_token
+        from speclab.render import counted, shown_probability, shown_token
         from speclab.tokenizer import encode
 
         tokens = encode(typed_text(self.text.value))
@@ -73,7 +73,7 @@ class NextTokenExplorer(Shown):
         )
         self.note.value = (
             f"<p>One forward over {over}. Greedy decoding writes "
-            f"<b>{html.escape(shown_token(top.token))}</b> ({top.probability:.1%} at temperature "
+            f"<b>{html.escape(shown_token(top.token))}</b> ({shown_probability(top.probability)} at temperature "
             f"{t:g}); the {counted(len(self.choices), 'bar')} "
             f"{'holds' if len(self.choices) == 1 else 'hold'} "
             f"{sum(c.probability for c in self.choices):.0%} of the "
