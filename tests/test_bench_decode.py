@@ -332,7 +332,7 @@ def test_a_short_draft_model_or_hostile_weights_are_named_before_timing(
     argv = ["bench", "decode", "--weights", str(tmp_path / "t.npz"),
             "--prompts-dir", str(prompts), "--out", str(tmp_path / "out")]  # fmt: skip
     cases = {
-        "short.npz": "the draft model's context window of 16 tokens is too short",
+        "short.npz": "exceeds the draft model's context window of 16 tokens: give --max-new-tokens",
         "plain.npy": "plain.npy is a single .npy array",
     }
     for name, message in cases.items():
@@ -535,7 +535,10 @@ def test_what_fits_is_what_will_run_not_each_prompts_own_budget(models, prompts)
     own = tuple(replace(prompt, max_new_tokens=40) for prompt in scenario.prompts)
     scenarios = [replace(scenario, prompts=own)]  # each prompt's own budget: more than fits
     settings = Settings(repeats=1, warmup=0, k_values=(2,), k_max=2, drafters=("lookup",))
-    with pytest.raises(ValueError, match="'repeat': 15 tokens \\+ 40 new"):
+    with pytest.raises(
+        ValueError,
+        match=r"'repeat' \(15 tokens\) \+ 40 new tokens exceeds the target model's context window of 48 tokens: give --max-new-tokens of at most 33$",
+    ):
         run_decodes(target, None, scenarios, settings)
     runs, reference, _ = run_decodes(target, None, scenarios, replace(settings, max_new_tokens=6))
     assert {len(tokens) for tokens in reference.values()} == {6}

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speclab.decoding import GuessVerifier, greedy_decode, speculative_decode
+from speclab.decoding import GuessVerifier, context_overflow, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
 from speclab.gpt import GPTConfig
 from speclab.tokenizer import decode, encode
@@ -314,3 +314,30 @@ def test_the_policy_learns_what_each_round_drafted_and_kept(models):
     speculative_decode(target, AlwaysWrong(), prompt, 40, 4, policy=wrong)
     assert all(d.accepted == 0 for d in wrong.decisions if d.drafted > 0)
     assert wrong.alpha < 0.5
+
+
+def test_context_overflow_suggests_only_ways_that_fit():
+    """One rule for every caller: None exactly when prompt + new tokens fit, and each number
+    the message suggests makes it fit (no "at most -998976 tokens", no way that cannot work)."""
+    n_ctx = 8
+    for n_prompt in range(12):
+        for n_new in range(12):
+            problem = context_overflow(n_prompt, n_new, n_ctx)
+            assert (problem is None) == (n_prompt + n_new <= n_ctx)
+            if problem is None:
+                continue
+            fewer = re.search(r"ask for at most (\d+) new tokens", problem)
+            shorter = re.search(r"shorten the prompt to at most (\d+) tokens", problem)
+            assert fewer or shorter or "ask for fewer" in problem, problem
+            assert (fewer is not None) == (n_prompt < n_ctx), problem
+            assert (shorter is not None) == (n_new < n_ctx), problem
+            if fewer:
+                assert context_overflow(n_prompt, int(fewer[1]), n_ctx) is None
+                assert context_overflow(n_prompt, int(fewer[1]) + 1, n_ctx) is not None
+            if shorter:
+                assert context_overflow(int(shorter[1]), n_new, n_ctx) is None
+            assert "-" not in problem.split(":")[-1], problem
+    big = context_overflow(1500, 10**6, 1024, new="max_new_tokens ({})")
+    assert big.startswith("prompt (1,500 tokens) + max_new_tokens (1,000,000) exceeds the")
+    assert big.endswith("shorten the prompt and ask for fewer new tokens")
+    assert context_overflow(1, 9, 8).startswith("prompt (1 token) + 9 new tokens")

@@ -35,7 +35,7 @@ import numpy as np
 
 from speclab.adaptive import AdaptiveK, FixedK, estimate_alpha
 from speclab.counting import expected_speedup, speedup_with_verify_cost
-from speclab.decoding import DecodeResult, greedy_decode, speculative_decode
+from speclab.decoding import DecodeResult, context_overflow, greedy_decode, speculative_decode
 from speclab.drafters import ModelDrafter, PromptLookupDrafter
 from speclab.render import counted
 from speclab.scenarios import (
@@ -178,15 +178,15 @@ def decode_once(method: Method, target, draft_model, prompt_tokens, max_new, set
 def check_fits(model, which: str, scenarios: list[Scenario], settings: Settings) -> None:
     """Every prompt + its new tokens must fit the model's context window: checked before
     timing, with the --max-new-tokens in force, so a short draft model fails at once."""
+    window, fewer = f"the {which}'s context window", "give --max-new-tokens of at most {}"
     for scenario in scenarios:
         for prompt in scenario.prompts[: settings.prompts_per_scenario]:
-            needed = len(prompt.tokens) + settings.new_tokens(prompt.max_new_tokens)
-            if needed > model.config.n_ctx:
-                raise ValueError(
-                    f"the {which}'s context window of {model.config.n_ctx} tokens is too short "
-                    f"for {scenario.path.name} prompt {prompt.id!r}: {len(prompt.tokens)} "
-                    f"tokens + {needed - len(prompt.tokens)} new"
-                )
+            where = f"{scenario.path.name} prompt {prompt.id!r}"
+            n_new = settings.new_tokens(prompt.max_new_tokens)
+            problem = context_overflow(len(prompt.tokens), n_new, model.config.n_ctx, where,
+                                       window=window, fewer=fewer, shorter="")  # fmt: skip
+            if problem:
+                raise ValueError(problem)
 
 
 def run_decodes(target, draft_model, scenarios: list[Scenario], settings: Settings, progress=False):

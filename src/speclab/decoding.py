@@ -131,6 +131,37 @@ def _first_stop_end(output: list[int], stops: list[list[int]], searched: int) ->
     return best
 
 
+def context_overflow(
+    n_prompt: int,
+    n_new: int,
+    n_ctx: int,
+    prompt: str = "prompt",
+    new: str = "{} new tokens",
+    window: str = "the context window",
+    fewer: str = "ask for at most {} new tokens",
+    shorter: str = "shorten the prompt to at most {} tokens",
+) -> str | None:
+    """None if a prompt of n_prompt tokens and n_new new tokens fit n_ctx positions; else
+    what does not fit and how to make it fit, for the caller to raise.
+
+    The one statement of the rule that greedy_decode, speculative_decode, greedy_steps, the
+    lesson 05 game, scenario files, `speclab demo` and `speclab bench` share. `new`, `fewer`
+    and `shorter` word the count and the two ways out in the caller's terms ("give
+    --max-new-tokens of at most {}"); a way that cannot work is left out (no "at most
+    -998976 tokens"), as is `shorter` when it is empty.
+    """
+    if n_prompt + n_new <= n_ctx:
+        return None
+    ways = [fewer.format(f"{n_ctx - n_prompt:,}")] if n_prompt < n_ctx else []
+    if shorter and n_new < n_ctx:
+        ways.append(shorter.format(f"{n_ctx - n_new:,}"))
+    tokens = f"{n_prompt:,} token{'' if n_prompt == 1 else 's'}"
+    return (
+        f"{prompt} ({tokens}) + {new.format(f'{n_new:,}')} exceeds {window} of {n_ctx:,} "
+        f"tokens: " + (", or ".join(ways) or "shorten the prompt and ask for fewer new tokens")
+    )
+
+
 def _prepare(model, prompt_tokens, max_new_tokens, least: int = 0):
     """The prompt as a token list and max_new_tokens checked: both fit the context window."""
     checked_model(model)
@@ -139,11 +170,9 @@ def _prepare(model, prompt_tokens, max_new_tokens, least: int = 0):
         raise ValueError("the prompt must hold at least one token")
     max_new_tokens = as_count(max_new_tokens, "max_new_tokens", least)
     n_ctx = model.config.n_ctx
-    if len(prompt) + max_new_tokens > n_ctx:
-        raise ValueError(
-            f"prompt ({len(prompt)} tokens) + max_new_tokens ({max_new_tokens}) exceeds the "
-            f"context window of {n_ctx} tokens"
-        )
+    problem = context_overflow(len(prompt), max_new_tokens, n_ctx, new="max_new_tokens ({})")
+    if problem:
+        raise ValueError(problem)
     return prompt, max_new_tokens
 
 

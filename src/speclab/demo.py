@@ -20,7 +20,7 @@ import sys
 
 from speclab.adaptive import AdaptiveK
 from speclab.cli import as_typed, path_argument
-from speclab.decoding import greedy_decode, speculative_decode
+from speclab.decoding import context_overflow, greedy_decode, speculative_decode
 from speclab.drafters import MAX_NGRAM, ModelDrafter, PromptLookupDrafter
 from speclab.render import counted, legend_ansi, render_ansi
 from speclab.student_files import printable
@@ -297,11 +297,12 @@ def _check_numbers(args) -> None:
 def _check_context(args, prompt_tokens: list[int], n_ctx: int, which: str = "model") -> None:
     """Prompt and output must fit the window: a draft model beyond its own would crash
     reading a long prompt, or silently stop drafting and make speculation look useless."""
-    if len(prompt_tokens) + args.max_new_tokens > n_ctx:
-        raise DemoError(
-            f"the prompt ({counted(len(prompt_tokens), 'token')}) + --max-new-tokens "
-            f"({args.max_new_tokens}) exceeds the {which}'s context window of {n_ctx} tokens"
-        )
+    window, new = f"the {which}'s context window", "--max-new-tokens ({})"
+    fewer = "give --max-new-tokens of at most {}"
+    problem = context_overflow(len(prompt_tokens), args.max_new_tokens, n_ctx, "the prompt", new,
+                               window, fewer, "give a prompt of at most {} tokens")  # fmt: skip
+    if problem:
+        raise DemoError(problem)
 
 
 def statistics_lines(spec, greedy) -> list[str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from speclab.counting import as_count
+from speclab.decoding import context_overflow
 from speclab.gpt import forward
 from speclab.sampling import SamplingSettings, sampling_distribution
 from speclab.tokenizer import as_token_list
@@ -66,14 +67,9 @@ def greedy_steps(model, tokens, n_new: int) -> list[list[Choice]]:
     """
     text, steps = as_token_list(tokens), []
     n_new, n_ctx = as_count(n_new, "n_new"), model.config.n_ctx
-    if len(text) + n_new > n_ctx:  # greedy_decode's rule, so the two write the same or refuse
-        ways = [f"ask for at most {n_ctx - len(text)} new tokens"] if len(text) < n_ctx else []
-        if n_new < n_ctx:  # else no prompt is short enough: "at most -998976 tokens" was said
-            ways.append(f"shorten the prompt to at most {n_ctx - n_new} tokens")
-        raise ValueError(
-            f"prompt ({len(text)} tokens) + {n_new} new tokens exceeds the context window of "
-            f"{n_ctx} tokens: " + (", or ".join(ways) or "shorten the prompt and ask for fewer")
-        )
+    problem = context_overflow(len(text), n_new, n_ctx)  # greedy_decode's rule, so the two
+    if problem:  # write the same tokens or refuse alike
+        raise ValueError(problem)
     for _ in range(n_new):
         choices = top_choices(next_token_logits(model, text), n=3)
         steps.append(choices)

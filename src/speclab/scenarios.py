@@ -56,12 +56,15 @@ class Scenario:
 
     def check_fits(self, n_ctx: int) -> None:
         """Raise ScenarioError if some prompt + its new tokens exceed the context window."""
+        from speclab.decoding import context_overflow
+
         for prompt in self.prompts:
-            if len(prompt.tokens) + prompt.max_new_tokens > n_ctx:
-                raise ScenarioError(
-                    f"{self.path.name}: prompt {prompt.id!r} ({len(prompt.tokens)} tokens) + "
-                    f"{prompt.max_new_tokens} new tokens exceed the context window of {n_ctx}"
-                )
+            where = f"{self.path.name}: prompt {prompt.id!r}"
+            fewer = "give it max_new_tokens = {} at most"
+            if problem := context_overflow(
+                len(prompt.tokens), prompt.max_new_tokens, n_ctx, where, fewer=fewer
+            ):
+                raise ScenarioError(problem)
 
 
 def _positive_int(value, where: str) -> int:

@@ -183,13 +183,16 @@ def _every_prompt_fits(prompts: dict, max_new_tokens: int, n_ctx: int) -> None:
     """ValueError naming the first prompt that leaves no room for max_new_tokens: found when
     the game is made, not when the dropdown chooses it (the callback's error was only logged,
     and the dropdown showed one text while the game went on with another)."""
+    from speclab.decoding import context_overflow
     from speclab.tokenizer import encode
 
+    words = {"new": "max_new_tokens ({})", "shorter": "leave that prompt out"}
     for name, text in prompts.items():
-        if (n := len(encode(text))) + max_new_tokens > n_ctx:
-            raise ValueError(f"prompt {name!r} ({n} tokens) + max_new_tokens ({max_new_tokens}) "
-                             f"exceeds the context window of {n_ctx} tokens: ask for at most "
-                             f"{max(0, n_ctx - n)} new tokens, or leave that prompt out")  # fmt: skip
+        n_prompt = len(encode(text))
+        if problem := context_overflow(
+            n_prompt, max_new_tokens, n_ctx, f"prompt {name!r}", **words
+        ):
+            raise ValueError(problem)
 
 
 class DrafterGame(Shown):
