@@ -235,7 +235,9 @@ def _run(
         remaining = max_new_tokens - len(output)
         t0 = time.perf_counter()
         drafts = []
-        p_draft = np.zeros((0, model.config.n_vocab))  # [len(drafts), n_vocab] when sampling
+        p_draft = np.zeros(
+            (0, model.config.n_vocab), dtype=np.float64
+        )  # [len(drafts), n_vocab] when sampling
         if drafter is not None and remaining > 1:
             k = min(policy.next_k(), remaining - 1)  # never draft past max_new_tokens
             if settings is None:

@@ -206,7 +206,7 @@ class ModelDrafter:
         tokens = as_token_list(tokens)
         k = min(k, self.model.config.n_ctx - len(tokens)) if tokens else 0
         if k <= 0:
-            return [], np.zeros((0, self.model.config.n_vocab))
+            return [], np.zeros((0, self.model.config.n_vocab), dtype=np.float64)
         logits = self._catch_up(tokens)  # [n_vocab]
         drafts, rows = [], []
         for _ in range(k):

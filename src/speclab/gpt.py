@@ -12,7 +12,8 @@ their keys and values to a `KVCache`, and returns logits for every new position.
 
 Shapes, one vocabulary throughout: n_seq positions in all, n_past already in the cache,
 n_new being computed now, n_embd model width, n_head heads of d_head = n_embd / n_head,
-n_vocab = 256 byte tokens.
+n_vocab = 256 byte tokens; n_layer blocks, and n_ctx, the context window, is the most
+positions n_past + n_new can reach.
 
 dtype: inference runs in float64 (`speclab.weights.load` casts the float32 file). Speculative
 decoding must pick exactly the token plain greedy decoding picks, and a forward over
@@ -58,13 +59,13 @@ def gelu(x):  # [...] -> [...], GPT-2's tanh approximation
 
 
 def softmax(x):  # [..., n] -> [..., n], along the last axis
-    exp_x = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    exp_x = np.exp(x - np.max(x, axis=-1, keepdims=True))  # [..., n], the largest becomes 1
     return exp_x / np.sum(exp_x, axis=-1, keepdims=True)
 
 
 def layer_norm(x, g, b, eps: float = 1e-5):  # [n_new, n_embd] -> [n_new, n_embd]
-    mean = np.mean(x, axis=-1, keepdims=True)
-    variance = np.var(x, axis=-1, keepdims=True)
+    mean = np.mean(x, axis=-1, keepdims=True)  # [n_new, 1]
+    variance = np.var(x, axis=-1, keepdims=True)  # [n_new, 1]
     return g * (x - mean) / np.sqrt(variance + eps) + b
 
 
@@ -86,14 +87,15 @@ def attention(q, k, v, n_past: int):
     n_new, n_seq = q.shape[1], k.shape[1]
     scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])  # [n_head, n_new, n_seq]
     future = np.arange(n_seq)[None, :] > (n_past + np.arange(n_new))[:, None]  # [n_new, n_seq]
-    scores = np.where(future, -np.inf, scores)
+    scores = np.where(future, -np.inf, scores)  # [n_head, n_new, n_seq], no look ahead
     return softmax(scores) @ v  # [n_head, n_new, d_head]
 
 
 def mha(x, c_attn, c_proj, n_head: int, layer: int, cache):  # [n_new, n_embd] -> [n_new, n_embd]
     n_new, n_embd = x.shape
     qkv = linear(x, **c_attn)  # [n_new, 3 * n_embd]
-    heads = qkv.reshape(n_new, 3, n_head, n_embd // n_head).transpose(1, 2, 0, 3)
+    heads = qkv.reshape(n_new, 3, n_head, n_embd // n_head)  # [n_new, 3, n_head, d_head]
+    heads = heads.transpose(1, 2, 0, 3)  # [3, n_head, n_new, d_head]
     q, k, v = heads  # each [n_head, n_new, d_head]
     n_past = len(cache)
     k_all, v_all = cache.append(layer, k, v)  # [n_head, n_past + n_new, d_head]
@@ -139,7 +141,7 @@ def forward(params, config: GPTConfig, tokens, cache=None):
             f"{n_past} cached + {tokens.size} new positions exceed the context window "
             f"n_ctx = {config.n_ctx}"
         )
-    positions = np.arange(n_past, n_past + tokens.size)
+    positions = np.arange(n_past, n_past + tokens.size)  # [n_new]
     x = params["wte"][tokens] + params["wpe"][positions]  # [n_new, n_embd]
     for layer, block in enumerate(params["h"]):
         x = transformer_block(x, **block, n_head=config.n_head, layer=layer, cache=cache)

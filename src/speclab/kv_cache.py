@@ -4,6 +4,11 @@ Lesson 04 measures what it saves; lesson 05 rolls it back after a rejected draft
 (`truncate`). Storage is preallocated for the whole context window, so appending writes
 into place instead of copying the cache, and truncating only moves a length.
 Shapes: per layer, keys and values are [n_head, n_ctx, d_head]; the first len(cache) are valid.
+
+The cache every GPT-2 implementation keeps for decoding (its memory and time costs are
+analysed in Pope et al. 2022, "Efficiently Scaling Transformer Inference"). Left out: paging
+and sharing between sequences (vLLM), quantized keys and values, and eviction of old
+positions: a full cache refuses more (`append`).
 """
 
 import numpy as np

@@ -4,6 +4,9 @@ GPT-2 uses byte-pair encoding over these same bytes; speclab stops at the bytes,
 vocabulary is exactly 256 ids and any UTF-8 text round-trips. A token sequence cut in the
 middle of a multi-byte character decodes with U+FFFD (the replacement character) in its
 place instead of raising: a model can stop anywhere.
+
+Left out: BPE merges (Sennrich et al. 2016; GPT-2's byte-level variant, Radford et al.
+2019), special tokens such as end-of-text, and normalization of the text.
 """
 
 import numpy as np
