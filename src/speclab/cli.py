@@ -6,9 +6,9 @@ status). Bad arguments end with a one-line error (argparse's exit status 2), nev
 For every subcommand, `main` also makes printing safe on any console: a character the
 console cannot encode (an emoji on a cp1252 Windows console) is printed escaped, a reader
 that goes away (`speclab ... | head -1`) ends the command quietly, and Ctrl-C at any
-moment, while the subcommands are still being imported too, prints one line.
-This module imports only `os` and `sys` at the top (both loaded before any code runs), so
-that an early Ctrl-C already lands in `main`.
+moment, while the subcommands are still being imported too, prints one line (the streams'
+side is `speclab.streams`). This module imports only `os` and `sys` at the top (both loaded
+before any code runs), so that an early Ctrl-C already lands in `main`.
 """
 
 import os
@@ -254,7 +254,9 @@ def console() -> int:
     """The `speclab` command: main(), and after a Ctrl-C no traceback from a second one
     while Python shuts down."""
     status = main()
-    _hint_for_a_narrow_console()
+    from speclab import streams  # loaded by main() already
+
+    streams.hint_for_a_narrow_console()
     if status == 130:
         import signal
 
@@ -270,22 +272,24 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     args, unwrap_stderr = None, lambda: None
     try:
-        unwrap_stderr = _stand_in_for_closed_streams()
-        _escape_what_the_console_cannot_show()
+        from speclab import streams  # here, not at the top: see the module docstring
+
+        unwrap_stderr = streams.stand_in_for_closed_streams()
+        streams.escape_what_the_console_cannot_show()
         parser = build_parser(argv)  # imports every subcommand's module: numpy, pandas...
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): stop here
             raise KeyboardInterrupt
         try:
             args = parser.parse_args(argv)
         except SystemExit:  # --help or a bad argument: what argparse printed must get out too
-            _flush_stdout()
+            streams.flush_stdout()
             raise
         if args.command is None:
             parser.print_help()
-            _flush_stdout()
+            streams.flush_stdout()
             return 2
         status = int(args.run(args) or 0)
-        _flush_stdout()
+        streams.flush_stdout()
         if ctrl_c_seen():  # a Ctrl-C that Python dropped (see _note_ctrl_c): still say so
             raise KeyboardInterrupt
         return status
@@ -294,10 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         print(_interrupted(sys.argv[1:] if argv is None else argv), file=sys.stderr)
         return 143 if isinstance(error, Terminated) else 130
     except BrokenPipeError:
-        _silence_stdout()
+        streams.silence_stdout()
         return 141  # as a command that the closed pipe's SIGPIPE ended
     except OSError as error:  # output to a full disk (`> /dev/full`), or a file no command expected
-        _silence_stdout()
+        streams.silence_stdout()
         from speclab.student_files import printable  # here: see the module docstring
 
         if given := _too_long_argument(error, sys.argv[1:] if argv is None else argv):
@@ -454,8 +458,10 @@ def run_script(main, name: str) -> None:
     As `main` above: unencodable characters escaped, a closed pipe quiet, Ctrl-C one line;
     and an OSError or ValueError (a missing or damaged weights file) one line naming it.
     """
-    _stand_in_for_closed_streams()
-    _escape_what_the_console_cannot_show()
+    from speclab import streams
+
+    streams.stand_in_for_closed_streams()
+    streams.escape_what_the_console_cannot_show()
     try:
         ctrl_c_seen, restore = _note_ctrl_c()
     except KeyboardInterrupt:  # at once: while `signal` loads
@@ -472,10 +478,10 @@ def run_script(main, name: str) -> None:
         print("interrupted", file=sys.stderr)
         status = 143 if isinstance(error, Terminated) else 130
     except BrokenPipeError:
-        _silence_stdout()
+        streams.silence_stdout()
         status = 141
     except (OSError, ValueError, TypeError) as error:  # TypeError: a record's field of a wrong kind
-        _silence_stdout()
+        streams.silence_stdout()
         if ctrl_c_seen():  # a Ctrl-C that C code turned into another error
             print("interrupted", file=sys.stderr)
             status = 130
@@ -488,7 +494,7 @@ def run_script(main, name: str) -> None:
     finally:
         restore_sigterm()
         restore()
-    _hint_for_a_narrow_console()
+    streams.hint_for_a_narrow_console()
     sys.exit(status or 0)
 
 
@@ -534,152 +540,6 @@ def _note_ctrl_c():
             sys.unraisablehook = previous_hook
 
     return (lambda: bool(seen)), restore
-
-
-class ClosedOutput:
-    """Stands in for a stdout the command was started without (`speclab ... >&-`): the first
-    write is an OSError, which main() reports, as it does a full disk, instead of printing
-    into nothing and ending with status 0."""
-
-    def write(self, text: str) -> int:
-        import errno
-
-        raise OSError(errno.EBADF, "standard output is closed: nothing can be shown")
-
-    def flush(self) -> None:
-        pass
-
-    def fileno(self) -> int:
-        import io
-
-        raise io.UnsupportedOperation("standard output is closed")
-
-
-class MessagesMayBeLost:
-    """stderr while a command runs: its progress bars, notes and messages are not its results,
-    so a stderr that cannot be written (`2>/dev/full`, a closed pipe) drops them instead of
-    stopping the run: a benchmark or a training run had ended at its first progress bar with
-    nothing saved. The exit status still tells."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self.stream.write(text)
-        except UnicodeError:
-            raise  # not the stream's fault: the text, which the caller must hear of
-        except (OSError, ValueError):  # ValueError: written after the stream was closed
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self.stream.flush()
-        except (OSError, ValueError):
-            pass
-
-    def __getattr__(self, name):  # encoding, isatty(), fileno(), reconfigure(): the stream's
-        return getattr(self.stream, name)
-
-
-def _stand_in_for_closed_streams():
-    """A command started with stdout or stderr closed: sys.stdout or sys.stderr is None, and
-    print() to None writes to stdout instead, a progress bar raises AttributeError. stdout
-    becomes `ClosedOutput`; stderr, /dev/null (messages have nowhere to go; the exit status
-    still tells). stderr is then wrapped in `MessagesMayBeLost`; the function returned puts
-    the stream it wrapped back (a test's or a notebook's capture)."""
-    if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole run)
-    if sys.stdout is None:
-        sys.stdout = ClosedOutput()
-    if isinstance(sys.stderr, MessagesMayBeLost):
-        return lambda: None
-    wrapped = sys.stderr = MessagesMayBeLost(sys.stderr)
-
-    def unwrap():
-        if sys.stderr is wrapped:
-            sys.stderr = wrapped.stream
-
-    return unwrap
-
-
-# Persian marks that a Persian Windows console (cp1256) lacks, and what Persian readers read
-# the same: "ی" printed as \u06cc broke every other word, so it prints as the Arabic yeh that
-# cp1256 has; the hamza above a final he ("جداکنندهٔ") is left out, as handwriting often does.
-# (cp1256 has the Persian ک, 0x98, and the zero-width non-joiner.)
-LOOKALIKES = {"\u06cc": "\u064a", "\u0654": ""}  # Persian yeh -> Arabic yeh; hamza above
-
-# What output that had to escape letters is followed by once, when the command ends (ASCII:
-# that output may be the one that cannot hold the rest). Not `chcp 65001`: a Windows console
-# gets UTF-8 from Python anyway; a pipe or file gets the ANSI code page, which chcp leaves.
-NARROW_CONSOLE_HINT = (
-    "speclab: this output's encoding ({encoding}) cannot hold some of these letters, so they "
-    "were written as \\u... codes; set PYTHONIOENCODING=utf-8 (or PYTHONUTF8=1) to keep them"
-)
-_escaped_on: list[str] = []  # the encodings that escaped something, in this process
-
-
-def _lookalike_or_escape(encoding: str):
-    """An encode error handler for a console of this encoding: a letter's lookalike where the
-    console has it, else \\u.... (The error itself names only "charmap", not the encoding.)"""
-    has = {char: other for char, other in LOOKALIKES.items() if _encodes(other, encoding)}
-
-    def handler(error: UnicodeEncodeError):
-        text = error.object[error.start : error.end]
-        out = [has[c] if c in has else c.encode("ascii", "backslashreplace").decode() for c in text]
-        if any(c not in has for c in text) and encoding not in _escaped_on:
-            _escaped_on.append(encoding)
-        return "".join(out), error.end
-
-    return handler
-
-
-def _hint_for_a_narrow_console() -> None:
-    """After a command that had to escape letters: one line saying why, and how to see them."""
-    if _escaped_on and sys.stderr is not None:
-        try:
-            print(NARROW_CONSOLE_HINT.format(encoding=_escaped_on[0]), file=sys.stderr)
-        except (OSError, ValueError):
-            pass  # a closed stderr: nobody to tell
-        _escaped_on.clear()
-
-
-def _encodes(text: str, encoding: str) -> bool:
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
-def _escape_what_the_console_cannot_show() -> None:
-    """Print \\U0001f642 instead of raising UnicodeEncodeError on a narrow console (and a
-    Persian letter's Arabic lookalike where the console has that)."""
-    import codecs
-
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)  # absent in Jupyter's streams
-        if reconfigure is not None:
-            encoding = getattr(stream, "encoding", None) or "utf-8"
-            name = f"speclab-lookalike-{encoding}"
-            codecs.register_error(name, _lookalike_or_escape(encoding))
-            reconfigure(errors=name)
-
-
-def _flush_stdout() -> None:
-    """Flush here, so that a closed pipe or a full disk shows up as an error main() reports,
-    not at interpreter exit (status 120 and "Exception ignored")."""
-    if sys.stdout is not None:  # None: started with stdout closed (`speclab ... >&-`)
-        sys.stdout.flush()
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so that the flush at exit cannot raise BrokenPipeError again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass  # stdout is not a file descriptor (a notebook, a test's capture)
 
 
 NOTEBOOK_LINES = 500  # of a command's output that a notebook shows; a terminal shows all

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from speclab.checkpoints import is_weights_file
-from speclab.cli import ClosedOutput, bad_argument, path_argument, sigterm_stops_cleanly
+from speclab.cli import bad_argument, path_argument, sigterm_stops_cleanly
 from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
 from speclab.paths import weights_dir
@@ -26,6 +26,7 @@ from speclab.report_files import (
     remove_if_unused,
     writable_folder,
 )
+from speclab.streams import ClosedOutput
 from speclab.student_files import printable
 from speclab.train import same_command, train
 from speclab.weights import config_problem, temporary_beside
