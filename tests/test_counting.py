@@ -210,3 +210,26 @@ def test_expected_speedup_checks_c_as_the_round_cost_checks_its_parts():
         expected_speedup(0.8, 4, "0.1")
     with pytest.raises(ValueError, match=re.escape("c must be a finite number >= 0, got -0.1")):
         expected_speedup(0.8, 4, -0.1)
+
+
+def test_a_huge_k_is_refused_before_memory_is_asked_for():
+    """expected_tokens_per_round(0.8, 10**9) had asked numpy for 7.45 GiB (and a machine with
+    that much would have tried); simulate_rounds' draws are bounded the same way."""
+    from speclab.counting import DRAWS_MOST, K_MOST
+
+    for call in (
+        lambda k: expected_tokens_per_round(0.8, k),
+        lambda k: expected_speedup(0.8, k, 0.1),
+        lambda k: speedup_with_verify_cost(0.8, k, 1.2),
+        lambda k: break_even_alpha(k, 1.2),
+        lambda k: simulate_rounds(0.8, k, 10, np.random.default_rng(0)),
+    ):
+        with pytest.raises(ValueError, match=f"k must be at most {K_MOST:,}"):
+            call(10**9)
+        call(K_MOST)  # the largest k allowed still runs
+    with pytest.raises(ValueError, match="simulate fewer rounds"):
+        simulate_rounds(0.8, 4, DRAWS_MOST // 4 + 1, np.random.default_rng(0))
+    # the bound is no approximation: at k = K_MOST, Eq. 1 in closed form agrees
+    assert expected_tokens_per_round(0.999, K_MOST) == pytest.approx(
+        (1 - 0.999 ** (K_MOST + 1)) / (1 - 0.999), rel=1e-12
+    )

@@ -341,3 +341,14 @@ def test_context_overflow_suggests_only_ways_that_fit():
     assert big.startswith("prompt (1,500 tokens) + max_new_tokens (1,000,000) exceeds the")
     assert big.endswith("shorten the prompt and ask for fewer new tokens")
     assert context_overflow(1, 9, 8).startswith("prompt (1 token) + 9 new tokens")
+
+
+def test_a_rule_by_name_or_a_policy_that_is_not_one_is_named_before_any_forward():
+    """rule="exact" had ended in "'str' object is not callable" after the prompt's forward;
+    policy=3 in "'int' object has no attribute 'next_k'"."""
+    model = random_model(CONFIG, np.random.default_rng(0))
+    drafter, rng = PromptLookupDrafter(), np.random.default_rng(0)
+    with pytest.raises(TypeError, match=r"STEP_RULES\['exact'\]"):
+        speculative_decode(model, drafter, [1, 2], 4, k=2, temperature=0.5, rng=rng, rule="exact")
+    with pytest.raises(TypeError, match=r"next_k\(\) and update"):
+        speculative_decode(model, drafter, [1, 2], 4, k=2, policy=3)

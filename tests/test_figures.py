@@ -177,3 +177,16 @@ def test_characters_no_font_holds_are_drawn_as_escapes_not_empty_boxes():
         rule.savefig(io.BytesIO(), format="png")
     assert fig.axes[0].get_title() == "after '\\u4f60\\u597d \u2713'"  # the tick is DejaVu's
     assert "\\u4f60" in [t.get_text() for t in rule.axes[0].get_xticklabels()]
+
+
+def test_draft_verify_figure_refuses_more_drafts_than_it_can_draw():
+    """Lesson 03's cell draws draft_verify_figure(k=k, ...) for a k the learner sets: k = 10**6
+    had drawn for minutes a figure nobody could read; 10 cells still read (checked by eye)."""
+    from speclab.figures import draft_verify_figure
+    from speclab.figures.symbolic import DRAWN_DRAFTS_MOST
+
+    with pytest.raises(ValueError, match=f"at most {DRAWN_DRAFTS_MOST} drafts, got k = 11"):
+        draft_verify_figure(k=DRAWN_DRAFTS_MOST + 1, accepted=2)
+    import matplotlib.pyplot as plt
+
+    plt.close(draft_verify_figure(k=DRAWN_DRAFTS_MOST, accepted=2))

@@ -144,3 +144,29 @@ def test_params_config_and_cache_of_two_models_are_named_not_broadcast(tiny_mode
         forward(other.params, tiny_model.config, [1, 2])
     with pytest.raises(ValueError, match="the cache was made for another model"):
         forward(tiny_model.params, tiny_model.config, [1, 2], KVCache(other.config))
+
+
+def test_a_model_passed_where_params_config_or_cache_go_is_named():
+    """A student's forward(target, target.config, tokens) had ended in "'Model' object is not
+    subscriptable", KVCache(target) in "no attribute 'n_embd'", and an integer cache ran
+    on with keys rounded to whole numbers (the argmax agreed 35 % of the time)."""
+    from speclab.weights import random_model
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=16)
+    model = random_model(config, np.random.default_rng(0))
+    with pytest.raises(TypeError, match=r"forward\(model.params, model.config, tokens\)"):
+        forward(model, model.config, [1, 2])
+    with pytest.raises(TypeError, match=r"forward\(model.params, model.config, tokens\)"):
+        forward(model.params, model, [1, 2])
+    for cache in (KVCache, True, []):
+        with pytest.raises(TypeError, match=r"cache must be a KVCache\(model.config\) or None"):
+            forward(model.params, config, [1, 2], cache)
+    with pytest.raises(TypeError, match=r"KVCache\(model.config\)"):
+        KVCache(model)
+    with pytest.raises(TypeError, match="needs a GPTConfig, got a dict"):
+        KVCache({"n_embd": 8})
+    for dtype in (np.int64, bool):
+        with pytest.raises(TypeError, match="holds floats"):
+            KVCache(config, dtype)
+    cached = forward(model.params, config, [1, 2], KVCache(config, np.float32))  # still works
+    assert cached.shape == (2, config.n_vocab)

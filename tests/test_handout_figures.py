@@ -69,7 +69,7 @@ def test_figure_is_drawn_from_speclab_figures(tmp_path):
         ("nothere.png", "image 'nothere.png': a build does not copy image files"),
         ("../photos/board.jpg", "image '../photos/board.jpg': a build does not copy"),
         # values of a kind the figure cannot use (a number where it needs a decoding run)
-        ("figure:rounds?result=1", "figure 'rounds' cannot be drawn from these values"),
+        ("figure:rounds?result=1", "figure 'rounds': result must be the DecodeResult"),
         ("figure:cache?result=x", "figure 'cache' cannot be drawn from these values"),
         # values it would draw, but not usably: matplotlib's warnings were printed, status 0
         ("figure:forwards_per_case?cases=1000,1000,1000&k=1000",

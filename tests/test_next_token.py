@@ -116,3 +116,27 @@ def test_the_labels_lesson_03b_explains_are_the_labels_it_draws():
         assert f"`{shown_token(byte)}` {name}" in prose, name
     assert all(shown_token(b).startswith("\\x") for b in "中é".encode())
     assert "`\\xNN` any other byte" in prose
+
+
+def test_logits_a_student_may_pass_by_mistake_are_named(model):
+    """All positions' logits (forward(...) without [-1]) had ended in "all keys need to be the
+    same shape"; n=2.5 in "slice indices must be integers"; n=-1 gave 255 choices; NaN logits
+    gave NaN probabilities, and empty ones numpy's "zero-size array"."""
+    logits = forward(model.params, model.config, encode("abc"))  # [3, n_vocab]
+    with pytest.raises(ValueError, match=r"one row \[n_vocab\], got shape \(3, 256\).*\[-1\]"):
+        top_choices(logits)
+    for n, error in ((2.5, TypeError), ("5", TypeError), (0, ValueError), (-1, ValueError)):
+        with pytest.raises(error, match="n must be"):
+            top_choices(logits[-1], n=n)
+    assert len(top_choices(logits[-1], n=300)) == 256  # more than there are: all of them
+    for bad in ([1.0, np.nan, 2.0], [1.0, np.inf, 2.0], [-np.inf, -np.inf]):
+        with pytest.raises(ValueError, match="finite numbers"):
+            probabilities(bad)
+    for bad in ([], None, 3.0):
+        with pytest.raises(ValueError, match="one value per token"):
+            probabilities(bad)
+    np.testing.assert_allclose(probabilities([0.0, -np.inf]), [1.0, 0.0])  # a ruled-out token
+    with pytest.raises(TypeError, match="must be a model"):
+        next_token_logits(model.params, encode("ab"))
+    with pytest.raises(TypeError, match="must be a model"):
+        greedy_steps(model.params, encode("ab"), 2)

@@ -225,3 +225,23 @@ def test_a_probability_is_never_rounded_onto_certainty_or_impossibility(p, shown
     from speclab.render import shown_probability
 
     assert shown_probability(p) == shown
+
+
+def test_the_tokens_or_rounds_of_a_run_instead_of_the_run_are_named():
+    """render_html(run.tokens) and the other renderings had ended in "'list' object has no
+    attribute 'rounds'"; alpha_estimate(run) in "'DecodeResult' object is not iterable"."""
+    from speclab.bench_decode import alpha_estimate
+    from speclab.figures import rounds_figure
+    from speclab.render import render_ansi, render_html, round_rows, token_roles
+
+    run = DecodeResult(prompt_tokens=[97], tokens=[98], rounds=[Round([], 0, 98)])
+    for render in (render_html, render_ansi, round_rows, token_roles, rounds_figure):
+        with pytest.raises(TypeError, match=r"the run itself, not run.tokens"):
+            render(run.tokens)
+        with pytest.raises(TypeError, match=r"the run itself"):
+            render(run.rounds)
+    assert render_html(run) and round_rows(run)  # the run itself is fine
+    with pytest.raises(TypeError, match=r"alpha_estimate\(run.rounds\)"):
+        alpha_estimate(run)
+    with pytest.raises(TypeError, match=r"alpha_estimate\(run.rounds\)"):
+        alpha_estimate([run])

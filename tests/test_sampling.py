@@ -935,3 +935,29 @@ def test_a_token_the_target_rules_out_is_never_kept_even_at_u_zero():
     p_target = np.array([[0.0, 1.0], [0.5, 0.5]])
     p_draft = np.array([[1.0, 0.0]])
     assert speculative_step(p_target, p_draft, [0], ScriptedUniforms([0.0, 0.3])) == (0, 1)
+
+
+def test_a_seed_a_float_token_a_rule_by_name_or_nothing_are_named():
+    """speculative_step(..., rng=0) had ended in "'int' object has no attribute 'random'";
+    draft token 2.7 was read as 2; first_tokens("exact", ...) in "'str' object is not
+    callable"; acceptance_probability([], []) in numpy's "zero-size array"."""
+    p, q = np.array([[0.5, 0.5], [0.5, 0.5]]), np.array([[0.25, 0.75]])
+    for rng in (0, None):
+        with pytest.raises(TypeError, match=r"np.random.default_rng\(0\)"):
+            sampling.speculative_step(p, q, [1], rng)
+    with pytest.raises(TypeError, match="draft_tokens must be token ids"):
+        sampling.speculative_step(p, q, [0.7], np.random.default_rng(0))
+    with pytest.raises(TypeError, match="draft_tokens must be token ids"):
+        sampling.draw_and_match_step(p, q, [True], np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    with pytest.raises(TypeError, match=r"STEP_RULES\['exact'\]"):
+        sampling.first_tokens("exact", p[0], q[0], 10, rng)
+    with pytest.raises(ValueError, match="at most 1,000,000 rounds"):
+        sampling.first_tokens(sampling.speculative_step, p[0], q[0], 10**7, rng)
+    for call in (
+        sampling.acceptance_probability,
+        sampling.leftover_distribution,
+        sampling.expected_acceptance,
+    ):
+        with pytest.raises(ValueError, match="p_target is empty"):
+            call([], [])

@@ -254,6 +254,8 @@ def alpha_estimate(rounds) -> float:
     Under the model "each draft accepted with probability alpha until the first rejection",
     a round contributes `accepted` successes and one failure if accepted < drafted.
     """
+    if hasattr(rounds, "rounds") or not all(hasattr(r, "drafted") for r in rounds):
+        raise TypeError("alpha_estimate takes a run's rounds: alpha_estimate(run.rounds)")
     accepted = sum(r.accepted for r in rounds if r.drafted)
     rejections = sum(1 for r in rounds if r.drafted and r.accepted < len(r.drafted))
     return estimate_alpha(accepted, rejections)  # the adaptive policy's estimate, undiscounted

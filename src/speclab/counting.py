@@ -35,6 +35,18 @@ def as_count(value, name: str, minimum: int = 0) -> int:
     return int(value)
 
 
+K_MOST = 10_000  # drafts per round these formulas take: k = 10**9 had asked for gigabytes
+DRAWS_MOST = 10**8  # random draws simulate_rounds makes at once (n_rounds * k), 800 MB
+
+
+def _as_k(k) -> int:
+    """k, drafts per round, as an int in 0 .. K_MOST (a real round drafts a handful)."""
+    k = as_count(k, "k")
+    if k > K_MOST:
+        raise ValueError(f"k must be at most {K_MOST:,} drafts per round here, got {k:,}")
+    return k
+
+
 def _as_probability(alpha, name: str = "alpha") -> np.ndarray:
     """alpha as a float64 array with every value in [0, 1]."""
     if isinstance(alpha, bool | np.bool_):
@@ -92,7 +104,7 @@ def expected_tokens_per_round(alpha, k: int):
     Computed as the geometric sum 1 + alpha + ... + alpha^k, which equals Eq. 1, is exact
     at alpha = 1 (k + 1), and has no 0/0 near it. Returns a float for a scalar alpha.
     """
-    k = as_count(k, "k")
+    k = _as_k(k)
     alphas = _as_probability(alpha)
     powers = np.arange(k + 1, dtype=np.float64)  # [k + 1]
     tokens = np.sum(alphas[..., np.newaxis] ** powers, axis=-1)  # alpha's shape
@@ -106,7 +118,7 @@ def expected_speedup(alpha, k: int, c: float):
     as Leviathan does, that verifying k + 1 positions costs one plain target step.
     """
     costs = _as_cost(c, "c")
-    k = as_count(k, "k")
+    k = _as_k(k)
     speedup = expected_tokens_per_round(alpha, k) / (k * costs + 1.0)
     return float(speedup) if np.ndim(speedup) == 0 else speedup
 
@@ -120,8 +132,11 @@ def simulate_rounds(alpha: float, k: int, n_rounds: int, rng: np.random.Generato
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator, e.g. np.random.default_rng(0)")
-    k = as_count(k, "k")
+    k = _as_k(k)
     n_rounds = as_count(n_rounds, "n_rounds", minimum=1)
+    if n_rounds * k > DRAWS_MOST:
+        raise ValueError(f"n_rounds * k = {n_rounds * k:,} draws at once is too many "
+                         f"(at most {DRAWS_MOST:,}): simulate fewer rounds")  # fmt: skip
     alphas = _as_probability(alpha)
     if alphas.ndim != 0:
         raise ValueError(f"alpha must be a single number here, got shape {alphas.shape}")
@@ -146,7 +161,7 @@ def speedup_with_verify_cost(alpha, k: int, verify_ratio: float, draft_cost: flo
 def _round_cost(k, verify_ratio, draft_cost):
     """k * draft_cost + verify_ratio in plain steps, its parts checked: a verify ratio of 0
     had ended in ZeroDivisionError, and one of -1 gave a speedup of -3.36."""
-    k = as_count(k, "k")
+    k = _as_k(k)
     return k * _as_cost(draft_cost, "draft_cost") + _as_cost(verify_ratio, "verify_ratio", above=0)
 
 

@@ -319,6 +319,13 @@ def speculative_decode(
     if drafter is None or not callable(getattr(drafter, "propose", None)):
         raise TypeError("drafter must have a propose(tokens, k) method")
     settings = _sampling(temperature, top_k, top_p, rng)
+    if not callable(rule):  # rule="exact": found here, not after the prompt's forward
+        raise TypeError(f"rule must be a function of speclab.sampling.STEP_RULES, e.g. "
+                        f"STEP_RULES['exact'], got {rule!r}")  # fmt: skip
+    if policy is not None and not all(
+        callable(getattr(policy, n, None)) for n in ("next_k", "update")
+    ):
+        raise TypeError(f"policy must have next_k() and update(drafted, accepted), got {policy!r}")
     if policy is None and adaptive:
         policy = AdaptiveK(k) if settings is None else AdaptiveK(k, cost=CostModel())
     elif policy is None:

@@ -113,13 +113,19 @@ def transformer_block(x, mlp, attn, ln_1, ln_2, n_head: int, layer: int, cache):
 def _check_same_model(params, config: GPTConfig, cache) -> None:
     """One model's params, config and cache: the draft's params with the target's config had
     ended in "could not broadcast input array from shape (4,1,16) into shape (4,1,32)"."""
+    if not isinstance(params, dict) or not isinstance(config, GPTConfig):
+        raise TypeError("forward takes a model's params and config: "
+                        "forward(model.params, model.config, tokens)")  # fmt: skip
+    if not isinstance(cache, KVCache | None):
+        raise TypeError(f"cache must be a KVCache(model.config) or None, got {cache!r:.40}")
     d_head = config.n_embd // config.n_head
     if params["wte"].shape != (config.n_vocab, config.n_embd) or len(params["h"]) != config.n_layer:
         raise ValueError(
             f"params (n_embd {params['wte'].shape[1]}, n_layer {len(params['h'])}) are not of "
             f"the model config describes (n_embd {config.n_embd}, n_layer {config.n_layer})"
         )
-    if cache.keys.shape != (config.n_layer, config.n_head, config.n_ctx, d_head):
+    cache_shape = (config.n_layer, config.n_head, config.n_ctx, d_head)
+    if cache is not None and cache.keys.shape != cache_shape:
         raise ValueError("the cache was made for another model: KVCache(config) for this one")
 
 
@@ -132,9 +138,9 @@ def forward(params, config: GPTConfig, tokens, cache=None):
     tokens = np.asarray(as_token_list(tokens), dtype=np.int64)  # [n_new]
     if tokens.size == 0:
         raise ValueError("forward needs at least one new token")
+    _check_same_model(params, config, cache)
     if cache is None:
         cache = KVCache(config, dtype=params["wte"].dtype)
-    _check_same_model(params, config, cache)
     n_past = len(cache)
     if n_past + tokens.size > config.n_ctx:
         raise ValueError(

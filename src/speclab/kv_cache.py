@@ -18,6 +18,12 @@ class KVCache:
     """Keys and values of every layer for positions 0..len(self)-1."""
 
     def __init__(self, config, dtype=np.float64):
+        if hasattr(config, "config"):  # a model: KVCache(target) was read as a config
+            raise TypeError("KVCache needs the model's config: KVCache(model.config)")
+        if not all(hasattr(config, name) for name in ("n_layer", "n_head", "n_embd", "n_ctx")):
+            raise TypeError(f"KVCache needs a GPTConfig, got a {type(config).__name__}")
+        if np.dtype(dtype).kind != "f":  # an integer cache rounded every key silently
+            raise TypeError(f"a KV cache holds floats (float64 or float32), not {np.dtype(dtype)}")
         d_head = config.n_embd // config.n_head
         shape = (config.n_layer, config.n_head, config.n_ctx, d_head)
         self.keys = np.zeros(shape, dtype=dtype)  # [n_layer, n_head, n_ctx, d_head]

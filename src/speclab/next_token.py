@@ -25,6 +25,7 @@ from speclab.decoding import context_overflow
 from speclab.gpt import forward
 from speclab.sampling import SamplingSettings, sampling_distribution
 from speclab.tokenizer import as_token_list
+from speclab.weights import checked_model
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ def probabilities(logits, temperature: float = 1.0) -> np.ndarray:
 
 def next_token_logits(model, tokens) -> np.ndarray:
     """The logits after the last token: one forward over the whole text, [n_vocab]."""
+    checked_model(model)
     tokens = as_token_list(tokens)
     if not tokens:
         raise ValueError("type at least one character: the model needs a token to continue")
@@ -52,6 +54,10 @@ def next_token_logits(model, tokens) -> np.ndarray:
 def top_choices(logits, temperature: float = 1.0, n: int = 10) -> list[Choice]:
     """The n most likely next tokens, most likely first (ties: the lower id, as argmax)."""
     logits = np.asarray(logits, dtype=np.float64)  # [n_vocab]
+    if logits.ndim != 1:  # all positions' logits: the next token's are the last row
+        raise ValueError(f"logits must be one row [n_vocab], got shape {logits.shape}: "
+                         "the next token's are forward(...)[-1]")  # fmt: skip
+    n = as_count(n, "n", 1)
     p = probabilities(logits, temperature)
     order = np.lexsort((np.arange(logits.size), -logits))[:n]  # by logit, then by id
     return [Choice(int(i), float(logits[i]), float(p[i])) for i in order]
@@ -66,7 +72,7 @@ def greedy_steps(model, tokens, n_new: int) -> list[list[Choice]]:
     (next_token_logits alone reads a longer text's last n_ctx tokens).
     """
     text, steps = as_token_list(tokens), []
-    n_new, n_ctx = as_count(n_new, "n_new"), model.config.n_ctx
+    n_new, n_ctx = as_count(n_new, "n_new"), checked_model(model).config.n_ctx
     problem = context_overflow(len(text), n_new, n_ctx)  # greedy_decode's rule, so the two
     if problem:  # write the same tokens or refuse alike
         raise ValueError(problem)

@@ -96,11 +96,20 @@ def round_role(drafted: list[int], accepted: int) -> str:
     return "bonus" if accepted == len(drafted) else "correction"
 
 
+def checked_result(result, name: str = "result"):
+    """result, if it is a decoder's DecodeResult (its rounds, not only its tokens)."""
+    if not (hasattr(result, "rounds") and hasattr(result, "tokens")):
+        raise TypeError(f"{name} must be the DecodeResult a decoder returned (the run itself, "
+                        f"not run.tokens or run.rounds), got a {type(result).__name__}")  # fmt: skip
+    return result
+
+
 def token_roles(result) -> list[tuple[int, str, int]]:
     """(token, role, round index) for every new token of a DecodeResult, in order.
 
     A stop sequence can cut the last round short: only len(result.tokens) are listed.
     """
+    checked_result(result)
     roles = []
     for index, round_ in enumerate(result.rounds):
         for token in round_.drafted[: round_.accepted]:
@@ -257,6 +266,7 @@ def round_rows(result) -> list[dict]:
     Columns: round, drafted (text), k (drafts), accepted (m), appended (text), role of the
     appended token, tokens gained, and the running total of tokens per target forward.
     """
+    checked_result(result)
     rows, tokens = [], 0
     for index, round_ in enumerate(result.rounds):
         tokens += len(round_.new_tokens)

@@ -49,10 +49,13 @@ Left out: tree drafts (SpecInfer), lossy "typical acceptance" (Medusa), batching
 """
 
 import math
+import numbers
 import random
 from dataclasses import dataclass
 
 import numpy as np
+
+from speclab.counting import as_count
 
 LEFTOVER_EPS = 1e-12  # a leftover with less mass than this is round-off: draw from p_target
 SIGNIFICANCE = 0.001  # the level at which the tests and lesson 07 call a chi-square test failed
@@ -107,6 +110,17 @@ def sampling_distribution(logits, settings: SamplingSettings = SamplingSettings(
         raise TypeError(f"settings must be SamplingSettings, e.g. "
                         f"SamplingSettings(temperature=0.7), got {settings!r}")  # fmt: skip
     logits = np.asarray(logits, dtype=np.float64)  # [..., n_vocab]
+    if logits.ndim == 0 or logits.shape[-1] == 0:
+        raise ValueError(
+            f"logits must hold one value per token, [..., n_vocab]; got {logits!r:.40}"
+        )
+    if (
+        np.isnan(logits).any()
+        or np.isposinf(logits).any()
+        or np.isneginf(logits).all(axis=-1).any()
+    ):
+        raise ValueError("logits must be finite numbers (-inf only for tokens ruled out): "
+                         "NaN or infinity here has no probabilities")  # fmt: skip
     if settings.greedy:
         return one_hot(np.argmax(logits, axis=-1), logits.shape[-1])
     # shift first: (logits - max) <= 0, so dividing by a tiny temperature gives -inf at
@@ -143,13 +157,18 @@ def one_hot(tokens, n_vocab: int):
 # --- drawing tokens -----------------------------------------------------------------------
 
 
-def _check_draw(p, rng, rows: bool = False) -> None:
-    """What every draw needs: a Generator (not a seed), and weights with mass to draw from."""
-    # a Generator, or the tests' scripted one; random.Random's random() takes no size
+def _check_rng(rng) -> None:
+    """A Generator, or the tests' scripted one; not a seed (random.Random's random() takes no
+    size, and an int seed had ended in "'int' object has no attribute 'random'")."""
     if isinstance(rng, random.Random) or not callable(getattr(rng, "random", None)):
         raise TypeError(
             f"rng must be a numpy Generator, e.g. np.random.default_rng(0), got {rng!r}"
         )
+
+
+def _check_draw(p, rng, rows: bool = False) -> None:
+    """What every draw needs: a Generator (not a seed), and weights with mass to draw from."""
+    _check_rng(rng)
     p = np.asarray(p)
     if p.ndim != (2 if rows else 1) or p.shape[-1] == 0:
         raise ValueError(f"p must be {'[n, n_vocab]' if rows else '[n_vocab]'} weights, "
@@ -272,6 +291,8 @@ def _as_distributions(probs, name: str, rows: int, n_vocab: int | None):
         raise ValueError(f"{name} must have shape {wanted}, got {list(probs.shape)}")
     if rows == 0:
         return probs
+    if probs.shape[1] == 0:  # [] had ended in numpy's "zero-size array to reduction operation"
+        raise ValueError(f"{name} is empty: give one probability per token")
     sums = probs.sum(axis=-1)  # [rows]; NaN or inf anywhere shows here
     lowest = probs.min()
     if not (np.isfinite(sums).all() and lowest >= -1e-9):
@@ -287,7 +308,12 @@ def _as_distributions(probs, name: str, rows: int, n_vocab: int | None):
     return probs / sums[:, None]
 
 
-def _check_step(p_target, p_draft, draft_tokens):
+def _check_step(p_target, p_draft, draft_tokens, rng):
+    _check_rng(rng)
+    if isinstance(draft_tokens, str) or not all(
+        isinstance(t, numbers.Integral) and not isinstance(t, bool | np.bool_) for t in draft_tokens
+    ):  # 2.7 had been read as token 2
+        raise TypeError(f"draft_tokens must be token ids (whole numbers), got {draft_tokens!r}")
     tokens = [int(t) for t in draft_tokens]
     k = len(tokens)
     p_target = _as_distributions(p_target, "p_target", k + 1, None)
@@ -323,7 +349,7 @@ def speculative_step(p_target, p_draft, draft_tokens, rng: np.random.Generator):
     The round emits draft_tokens[:n_accepted] + [next_token]; next_token comes from the
     leftover after a rejection, or from p_target[k] (the bonus) when all k are accepted.
     """
-    p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens)
+    p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens, rng)
     for i, x in enumerate(tokens):
         if not rng.random() * p_draft[i, x] < p_target[i, x]:  # accept w.p. min(1, p/q)
             return i, _sample(_leftover(p_target[i], p_draft[i]), rng)
@@ -337,7 +363,7 @@ def draw_and_match_step(p_target, p_draft, draft_tokens, rng: np.random.Generato
     with probability sum p * q instead of sum min(p, q): fewer tokens per round.
     p_draft is only checked, never used: the rule ignores what the drafter believed.
     """
-    p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens)
+    p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens, rng)
     for i, x in enumerate(tokens):
         drawn = _sample(p_target[i], rng)
         if drawn != x:
@@ -354,7 +380,7 @@ def biased_resample_step(p_target, p_draft, draft_tokens, rng: np.random.Generat
     distribution is min(p, q) + (1 - sum min(p, q)) * p, not p. Kept for lesson 07 and the
     tests, which must detect it. Never use it to generate.
     """
-    p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens)
+    p_target, p_draft, tokens = _check_step(p_target, p_draft, draft_tokens, rng)
     for i, x in enumerate(tokens):
         if not rng.random() * p_draft[i, x] < p_target[i, x]:
             return i, _sample(p_target[i], rng)  # the mistake: p, not the leftover
@@ -368,12 +394,21 @@ STEP_RULES = {
 }
 
 
+FIRST_TOKENS_MOST = 10**6
+
+
 def first_tokens(step, p, q, n: int, rng: np.random.Generator):
     """n rounds of one draft each with a rule of STEP_RULES: draw x from q, let the rule keep
     it or replace it. Returns (the n tokens it emits first [n], the share of drafts kept).
 
     The distribution of these tokens is what the chi-square test compares with p: the exact
     rule gives p whatever q is (lesson 07's toy and real-model checks, its sliders)."""
+    if not callable(step):  # first_tokens("exact", ...)
+        raise TypeError(f"step must be one of STEP_RULES' functions, e.g. "
+                        f"STEP_RULES['exact'], got {step!r}")  # fmt: skip
+    n = as_count(n, "n")
+    if n > FIRST_TOKENS_MOST:  # about 25 microseconds a round: 10**7 took four minutes
+        raise ValueError(f"n must be at most {FIRST_TOKENS_MOST:,} rounds (about 25 s), got {n:,}")
     rows, q_rows = np.stack([p, p]), np.asarray(q)[None, :]  # the bonus row plays no part
     tokens, n_kept = [], 0
     for x in sample_tokens(q, n, rng).tolist():

@@ -111,6 +111,9 @@ def check_row_figure(
     return fig
 
 
+DRAWN_DRAFTS_MOST = 10  # cells a row of draft_verify_figure can show legibly
+
+
 def draft_verify_figure(k: int = 4, accepted: int = 2, lang: str | None = None) -> Figure:
     """Lesson 03, Figure 1: draft k, verify all k in one forward, accept m, roll back.
 
@@ -120,6 +123,8 @@ def draft_verify_figure(k: int = 4, accepted: int = 2, lang: str | None = None) 
     _ = FigureWords(lang)
     round_count = count_round(accepted, k)
     m = round_count.accepted
+    if k > DRAWN_DRAFTS_MOST:  # k = 10**6 drew for minutes a figure nobody could read
+        raise ValueError(f"the figure draws at most {DRAWN_DRAFTS_MOST} drafts, got k = {k}")
     with matplotlib.rc_context(_.style):
         fig, ax = plt.subplots(figsize=(13, 5.8))
         blank_axes(ax, -3.6, k + 8.5, 5.0)

@@ -44,8 +44,9 @@ def rounds_figure(result, title: str | None = None) -> Figure:
     target's own token on top (hatched by its role), rejected drafts as dashed outlines.
     Right: tokens produced against target forwards, beside greedy's one token per forward.
     """
-    from speclab.render import round_role
+    from speclab.render import checked_result, round_role
 
+    checked_result(result)
     rounds = result.rounds
     x = np.arange(1, len(rounds) + 1)  # [n_rounds]
     accepted = np.array([r.accepted for r in rounds])  # [n_rounds]
