@@ -153,6 +153,9 @@ def test_roofline_model_by_hand():
     times = bench.roofline_time([1, 50, 100, 200], 1e9, 2, 1e12, 1e14)
     assert np.allclose(times, [2e-3, 2e-3, 2e-3, 4e-3])
     assert bench.roofline_free_positions(2, 1e12, 1e14) == pytest.approx(100)
+    for bad in ((2, 0, 1e14), (2, 1e12, -1), ("2", 1e12, 1e14)):  # 0 had divided by zero
+        with pytest.raises(ValueError, match="must be a positive number"):
+            bench.roofline_free_positions(*bad)
 
 
 def test_greedy_seconds_matches_an_uncached_greedy_loop(tiny_model):

@@ -187,6 +187,12 @@ def test_save_and_load(report, tmp_path):
     (tmp_path / "other.json").write_text(json.dumps({"benchmark": "forward"}), encoding="utf-8")
     with pytest.raises(ValueError, match="not a `speclab bench decode` report"):
         load_report(tmp_path / "other.json")
+    (tmp_path / "list.json").write_text("[1, 2]", encoding="utf-8")  # had raised AttributeError
+    with pytest.raises(ValueError, match="list.json is not a `speclab bench decode` report"):
+        load_report(tmp_path / "list.json")
+    (tmp_path / "cut.json").write_text('{"benchmark": "dec', encoding="utf-8")  # named no file
+    with pytest.raises(ValueError, match="cut.json is not a readable JSON file"):
+        load_report(tmp_path / "cut.json")
 
 
 def test_saved_report_prefers_a_learners_own_full_run(tmp_path, monkeypatch):

@@ -121,3 +121,14 @@ def test_lookup_checks_new_tokens_and_numpy_input():
     with pytest.raises(TypeError, match="not text"):
         drafter.propose("abc", 2)
     assert drafter.propose([1, 2, 1], 2) == [2, 1]  # still usable after the error
+
+
+def test_lookup_refuses_a_k_no_round_could_use():
+    """PromptLookupDrafter().propose(tokens, 10**8) had built a list of 10**8 tokens (0.8 GB);
+    the decoders never ask for more than the context window."""
+    from speclab.counting import K_MOST
+
+    drafter = PromptLookupDrafter()
+    with pytest.raises(ValueError, match=f"k must be at most {K_MOST:,} drafts"):
+        drafter.propose([1, 2, 3, 1, 2], 10**8)
+    assert len(drafter.propose([1, 2, 3, 1, 2], K_MOST)) == K_MOST  # runs on into its own copy

@@ -140,3 +140,13 @@ def test_logits_a_student_may_pass_by_mistake_are_named(model):
         next_token_logits(model.params, encode("ab"))
     with pytest.raises(TypeError, match="must be a model"):
         greedy_steps(model.params, encode("ab"), 2)
+
+
+def test_positions_computed_takes_whole_counts_and_a_yes_or_no():
+    """positions_computed(2.5, 5, True) had given 6.5 positions and cached="no" counted as
+    True; the formula itself is checked against a forward-by-forward count above."""
+    with pytest.raises(TypeError, match="n_prompt must be an integer"):
+        positions_computed(2.5, 5, True)
+    with pytest.raises(TypeError, match="cached must be True or False"):
+        positions_computed(2, 5, "no")
+    assert positions_computed(np.int64(2), 5, np.bool_(False)) == positions_computed(2, 5, False)

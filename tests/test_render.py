@@ -245,3 +245,12 @@ def test_the_tokens_or_rounds_of_a_run_instead_of_the_run_are_named():
         alpha_estimate(run)
     with pytest.raises(TypeError, match=r"alpha_estimate\(run.rounds\)"):
         alpha_estimate([run])
+
+
+def test_shown_probability_refuses_what_is_no_probability():
+    from speclab.render import shown_probability
+
+    for p in (1.5, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            shown_probability(p)
+    assert [shown_probability(p) for p in (0, 1, 0.5)] == ["0.0%", "100.0%", "50.0%"]

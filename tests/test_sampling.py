@@ -961,3 +961,14 @@ def test_a_seed_a_float_token_a_rule_by_name_or_nothing_are_named():
     ):
         with pytest.raises(ValueError, match="p_target is empty"):
             call([], [])
+
+
+def test_no_counts_is_no_evidence_either_way():
+    """chi_square_test([0, 0, 0, 0], p) had given p-value 1.0, which lesson 07 reads as "the
+    output has the target's distribution" with no data at all."""
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    with pytest.raises(ValueError, match="nothing to test yet"):
+        sampling.chi_square_test([0, 0, 0, 0], p)
+    with pytest.raises(ValueError, match="nothing to compare"):
+        sampling.chi_square_two_sample([0, 0, 0, 0], [4, 3, 2, 1])
+    assert sampling.chi_square_test([40, 30, 20, 10], p).p_value > 0.99  # data that fits

@@ -21,6 +21,7 @@ Left out: GPUs (only modelled), batching of several sequences, and float16.
 
 import json
 import math
+import numbers
 import sys
 import time
 from collections.abc import Iterable
@@ -384,6 +385,10 @@ def roofline_time(
 
 def roofline_free_positions(bytes_per_param: float, bandwidth: float, peak_flops: float) -> float:
     """Under the roofline model, the n_new at which arithmetic time reaches weight-reading time."""
+    for name, value in (("bytes_per_param", bytes_per_param), ("bandwidth", bandwidth),
+                        ("peak_flops", peak_flops)):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
     return peak_flops * bytes_per_param / (2.0 * bandwidth)
 
 

@@ -131,7 +131,10 @@ def _is_lesson_report_file(path: Path) -> bool:
 
 def load_report(path) -> dict:
     """A saved decode.json (for the lesson: a full run made earlier)."""
-    report = json.loads(Path(path).read_text(encoding="utf-8"))
-    if report.get("benchmark") != "decode":
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:  # the error named no file
+        raise ValueError(f"{path} is not a readable JSON file ({error})") from None
+    if not isinstance(report, dict) or report.get("benchmark") != "decode":
         raise ValueError(f"{path} is not a `speclab bench decode` report")
     return report

@@ -21,7 +21,7 @@ while decoding.
 
 import numpy as np
 
-from speclab.counting import as_count
+from speclab.counting import K_MOST, as_count
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
 from speclab.sampling import sample_token, sampling_distribution
@@ -108,6 +108,8 @@ class PromptLookupDrafter:
 
     def propose(self, tokens, k) -> list[int]:
         k = as_count(k, "k")
+        if k > K_MOST:  # k = 10**8 had built a list of 0.8 GB; decoding asks for k <= n_ctx
+            raise ValueError(f"k must be at most {K_MOST:,} drafts, got {k:,}")
         start = self.source(tokens)
         if k == 0 or start is None:
             return []

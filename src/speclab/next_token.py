@@ -90,8 +90,11 @@ def positions_computed(n_prompt: int, n_new: int, cached: bool) -> int:
     position per further token. Without: forward i recomputes the prompt and the i tokens
     written so far, n_prompt + i positions for i = 0 .. n_new - 1.
     """
+    n_prompt, n_new = as_count(n_prompt, "n_prompt"), as_count(n_new, "n_new")
     if n_prompt < 1 or n_new < 1:
         raise ValueError("a prompt of at least one token and at least one new token")
+    if not isinstance(cached, bool | np.bool_):  # cached="no" had counted as True
+        raise TypeError(f"cached must be True or False, got {cached!r}")
     if cached:
         return n_prompt + (n_new - 1)
     return n_new * n_prompt + n_new * (n_new - 1) // 2

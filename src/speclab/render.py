@@ -232,6 +232,9 @@ def render_ansi(result, color: bool = True, prompt: str | None = None) -> str:
 def shown_probability(p: float) -> str:
     """A probability as a percentage to one decimal, never rounded onto 0 % or 100 %: a token
     given 0.9995 is not certain (">99.9%"), one given 4e-5 is still possible ("<0.1%")."""
+    if not -1e-9 <= p <= 1 + 1e-9:  # 1.5 had been shown as "150.0%"; round-off is fine
+        raise ValueError(f"a probability lies between 0 and 1, got {p!r}")
+    p = min(max(p, 0.0), 1.0)
     if 0 < p < 0.0005:
         return "<0.1%"
     if 0.9995 <= p < 1:

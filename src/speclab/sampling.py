@@ -529,6 +529,8 @@ def chi_square_test(counts, probabilities, min_expected: float = 5.0) -> ChiSqua
         raise ValueError("probabilities must be finite, not negative, and not all 0")
     if not (np.isfinite(counts).all() and counts.min(initial=0) >= 0):
         raise ValueError("counts must be finite and not negative")
+    if counts.sum() == 0:  # no data had "passed" with p-value 1, read as "the output is p"
+        raise ValueError("the counts are all 0: there is nothing to test yet")
     expected = counts.sum() * probabilities / probabilities.sum()
     if (counts[expected == 0] > 0).any():
         return ChiSquareResult(math.inf, max(1, int((expected > 0).sum()) - 1), 0.0, 0)
@@ -552,6 +554,8 @@ def chi_square_two_sample(counts_a, counts_b, min_expected: float = 5.0) -> ChiS
     counts = np.stack([counts_a, counts_b])  # [2, n_cat]
     if not (np.isfinite(counts).all() and counts.min(initial=0) >= 0):
         raise ValueError("counts must be finite and not negative")
+    if not counts.sum(axis=1).all():  # an empty sample: NaN division, then "they agree"
+        raise ValueError("each sample needs at least one count: there is nothing to compare")
     totals = counts.sum(axis=1, keepdims=True)  # [2, 1]
     pooled = counts.sum(axis=0) / counts.sum()  # [n_cat]
     seen = pooled > 0
