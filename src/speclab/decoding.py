@@ -217,6 +217,38 @@ def _greedy_verdict(logits, drafts: list[int]) -> tuple[int, int]:
     return m, chosen[m]
 
 
+def _draft(drafter, policy, tokens, remaining, settings, rng, n_vocab):
+    """This round's drafts and, when sampling, their p_draft [len(drafts), n_vocab].
+
+    No drafter, or room for one more token only: no drafts, and the round is a plain step.
+    """
+    no_probs = np.zeros((0, n_vocab), dtype=np.float64)  # [0, n_vocab]: greedy needs none
+    if drafter is None or remaining <= 1:
+        return [], no_probs
+    k = min(policy.next_k(), remaining - 1)  # never draft past max_new_tokens
+    if settings is None:
+        drafts, p_draft = as_token_list(drafter.propose(tokens, k), "drafter output"), no_probs
+    else:
+        drafts, p_draft = _draft_with_probs(drafter, tokens, k, settings, rng, n_vocab)
+    if len(drafts) > k:
+        raise ValueError(f"the drafter proposed {len(drafts)} tokens when asked for {k}")
+    return drafts, p_draft
+
+
+def _verify(model, cache, last, drafts, p_draft, settings, rule, rng) -> tuple[int, int]:
+    """ONE target forward over [last, drafts...] -> (m drafts kept, the token appended after
+    them); the cache then holds `last` and the m kept drafts, not the rejected ones."""
+    n_cached = len(cache)
+    logits = forward(model.params, model.config, [last] + drafts, cache)  # [k + 1, n_vocab]
+    if settings is None:
+        m, appended = _greedy_verdict(logits, drafts)
+    else:  # the accept/resample rule; with no drafts, one plain draw from p_target
+        p_target = sampling_distribution(logits, settings)  # [k + 1, n_vocab]
+        m, appended = rule(p_target, p_draft, drafts, rng)
+    cache.truncate(n_cached + 1 + m)  # roll back past the rejected drafts
+    return m, appended
+
+
 def _run(
     model, prompt, max_new_tokens, drafter, policy, stop, method, settings=None, rng=None,
     rule=speculative_step,
@@ -234,33 +266,14 @@ def _run(
     while len(output) < max_new_tokens:
         remaining = max_new_tokens - len(output)
         t0 = time.perf_counter()
-        drafts = []
-        p_draft = np.zeros(
-            (0, model.config.n_vocab), dtype=np.float64
-        )  # [len(drafts), n_vocab] when sampling
-        if drafter is not None and remaining > 1:
-            k = min(policy.next_k(), remaining - 1)  # never draft past max_new_tokens
-            if settings is None:
-                drafts = as_token_list(drafter.propose(prompt + output, k), "drafter output")
-            else:
-                drafts, p_draft = _draft_with_probs(
-                    drafter, prompt + output, k, settings, rng, model.config.n_vocab
-                )
-            if len(drafts) > k:
-                raise ValueError(f"the drafter proposed {len(drafts)} tokens when asked for {k}")
+        drafts, p_draft = _draft(drafter, policy, prompt + output, remaining, settings, rng,
+                                 model.config.n_vocab)  # fmt: skip
         t1 = time.perf_counter()
-        n_cached = len(cache)
-        logits = forward(model.params, model.config, [last] + drafts, cache)  # [k + 1, n_vocab]
-        if settings is None:
-            m, appended = _greedy_verdict(logits, drafts)
-        else:  # the accept/resample rule; with no drafts, one plain draw from p_target
-            p_target = sampling_distribution(logits, settings)  # [k + 1, n_vocab]
-            m, appended = rule(p_target, p_draft, drafts, rng)
-        cache.truncate(n_cached + 1 + m)  # keep `last` and the accepted drafts
+        m, appended = _verify(model, cache, last, drafts, p_draft, settings, rule, rng)
         result.target_forwards += 1
         round_ = Round(drafts, m, appended, t1 - t0, time.perf_counter() - t1)
         result.rounds.append(round_)
-        if drafter is not None and drafts is not None:
+        if drafter is not None:
             policy.update(len(drafts), m)
         searched = len(output)
         output += round_.new_tokens
