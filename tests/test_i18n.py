@@ -828,3 +828,16 @@ def test_a_notebook_shows_a_long_report_cut_with_a_word_in_its_language(
         "... {count:,} more lines: the same command in a terminal prints them all"
     )
     assert more.split("}")[1].strip() in html  # the words after the count, in lang
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_path_explorer_asks_for_text_in_the_learners_language(lang):
+    """PathExplorer(guess=5) had ended in traitlets' TraitError, in English."""
+    from speclab.i18n import translator
+    from speclab.widgets import PathExplorer
+
+    wanted = translator(lang).gettext("{name} = {value!r}: write it as text in quotes, e.g. "
+                                      '{name}="ABX"').format(name="guess", value=5)  # fmt: skip
+    with pytest.raises(TypeError) as raised:
+        PathExplorer(guess=5, lang=lang)
+    assert str(raised.value) == wanted and (lang == "en") == ("write it as text" in wanted)

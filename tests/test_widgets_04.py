@@ -88,3 +88,19 @@ def test_the_explorer_says_it_is_measuring_while_it_measures():
     explorer.width.value = 256
     assert seen and "Measuring width 256" in seen[0][0] and seen[0][1]  # shown, slider locked
     assert explorer.status.value == "" and not explorer.width.disabled
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"repeats": 10**6}, "repeats"),  # had run for hours
+        ({"n_new_values": (1, 2, 5, 10**6)}, "each of n_new_values"),  # had asked for 977 MiB
+        ({"n_new_values": (1, 2, 5, 2.5)}, "each of n_new_values"),
+        ({"n_new_values": "125"}, "a list of whole numbers"),
+        ({"n_layer": 100}, "n_layer"),
+        ({"n_past": 10**6}, "n_past"),
+    ],
+)
+def test_width_explorer_refuses_a_measurement_that_would_not_finish(options, named):
+    with pytest.raises(ValueError, match=named):
+        WidthExplorer(**options)

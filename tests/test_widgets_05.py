@@ -335,3 +335,11 @@ def test_prompts_as_pairs_or_any_mapping_are_taken(models):
     for prompts in (list(PROMPTS.items()), MappingProxyType(PROMPTS)):
         shown = SpeculativeExplorer(target, drafters, prompts, prompt="", max_new_tokens=10)
         assert shown.prompt.value == "repeat"  # "" or None: the first prompt
+
+
+def test_a_guess_that_is_no_text_is_named(models):
+    target, _ = models
+    game = DrafterGame(target, {"p": "abcabc"}, max_new_tokens=8)
+    with pytest.raises(TypeError, match="the guess must be text"):
+        game.submit(None)
+    assert game.submit("abc") is not None  # the game goes on

@@ -311,3 +311,10 @@ def test_boundary_verdicts_say_what_the_text_says_at_break_even():
     assert speedup_with_verify_cost(0.5, 1, 1.5, 0.0) == 1.0  # the oracle: exactly even
     assert "even: breaks even" in explorer.text.value
     assert explorer.verdicts() == {"even": False, "above": True}
+
+
+def test_boundary_explorer_wants_names_for_its_alphas():
+    """BoundaryExplorer([0.5, 0.8]) had ended in "'list' object has no attribute 'items'"."""
+    with pytest.raises(ValueError, match=r"scenario_alphas must be a dict \{scenario: alpha\}"):
+        BoundaryExplorer([0.5, 0.8])
+    assert BoundaryExplorer(None).scenario_alphas == {}

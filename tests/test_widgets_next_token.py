@@ -1,6 +1,7 @@
 """Lesson 03b's NextTokenExplorer and next_token_figure, driven headless."""
 
 import numpy as np
+import pytest
 from matplotlib.figure import Figure
 
 from speclab.figures import next_token_figure
@@ -139,3 +140,12 @@ def test_a_near_certain_bar_is_not_labelled_certain():
     notes = texts(next_token_figure(choices))
     assert notes[0].strip().startswith(">99.9%") and notes[1].strip().startswith("<0.1%")
     assert not any("100.0%" in n or "0.0%" in n for n in notes)
+
+
+def test_the_explorer_wants_text_and_a_model():
+    """text=encode("abc") and a model's params had ended in traitlets' TraitError and in
+    "'dict' object has no attribute 'config'"."""
+    with pytest.raises(TypeError, match="text must be the text itself, in quotes"):
+        NextTokenExplorer(MODEL, text=encode("abc"))
+    with pytest.raises(TypeError, match="must be a model"):
+        NextTokenExplorer(MODEL.params, text="abc")

@@ -10,7 +10,7 @@
 import html
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import ipywidgets as widgets
 import numpy as np
@@ -48,9 +48,15 @@ class WidthExplorer(Shown):
         blas_threads: int | None = 1,
     ):
         checked_choice(width, range(128, 769, 128), "width")
-        checked_number(n_layer, 1, math.inf, "n_layer", whole=True)
-        checked_number(n_past, 0, math.inf, "n_past", whole=True)
-        checked_number(repeats, 1, math.inf, "repeats", whole=True)
+        # bounds a measurement finishes within: repeats=10**6 had run for hours and an n_new of
+        # 10**6 had asked for 977 MiB (GPT-2 small has 12 layers and 1,024 positions)
+        checked_number(n_layer, 1, 12, "n_layer", whole=True)
+        checked_number(n_past, 0, 1024, "n_past", whole=True)
+        checked_number(repeats, 1, 200, "repeats", whole=True)
+        if isinstance(n_new_values, str | Mapping) or not isinstance(n_new_values, Sequence):
+            raise ValueError(f"n_new_values must be a list of whole numbers, got {n_new_values!r}")
+        for n_new in n_new_values:
+            checked_number(n_new, 1, 64, "each of n_new_values", whole=True)
         if not {1, 2, 5} <= set(n_new_values):  # the text reads both ratios
             raise ValueError("n_new_values must include 1, 2 and 5 (the ratios the lesson reads)")
         self.n_layer, self.n_past, self.repeats = n_layer, n_past, repeats
@@ -127,6 +133,9 @@ class BoundaryExplorer(Shown):
         checked_number(k, 1, 8, "k", whole=True)
         checked_number(c, 0.0, 1.0, "c")
         checked_number(verify_per_position, 0.0, 0.5, "verify_per_position")
+        if scenario_alphas is not None and not isinstance(scenario_alphas, Mapping):
+            raise ValueError(f"scenario_alphas must be a dict {{scenario: alpha}}, got "
+                             f"{scenario_alphas!r:.100}")  # fmt: skip
         for name, alpha in (scenario_alphas or {}).items():  # NaN: a scenario without drafts
             if alpha is not None and not (
                 isinstance(alpha, numbers.Real) and (math.isnan(alpha) or 0 <= alpha <= 1)

@@ -24,7 +24,12 @@ class NextTokenExplorer(Shown):
     """
 
     def __init__(self, model, text: str = "def is_even(number):\n    return", n: int = 10):
-        self.model, self.n = model, checked_number(n, 1, model.config.n_vocab, "n", whole=True)
+        from speclab.weights import checked_model
+
+        self.model = checked_model(model)
+        self.n = checked_number(n, 1, model.config.n_vocab, "n", whole=True)
+        if not isinstance(text, str):  # encode("abc") had ended in traitlets' TraitError
+            raise TypeError(f"text must be the text itself, in quotes, got {text!r:.60}")
         self.text = widgets.Textarea(value=text, description="text",
                                      layout=widgets.Layout(width="100%", height="5em"))  # fmt: skip
         self.temperature = float_slider(value=1.0, min=0.0, max=2.0, step=0.1,

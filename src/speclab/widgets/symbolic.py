@@ -179,6 +179,10 @@ class PathExplorer(Shown):
         self.tr = translator(self.lang)
         _ = self.tr.gettext
         self.path = path
+        for name, value in (("prefix", prefix), ("guess", guess), ("path", path)):
+            if not isinstance(value, str):  # guess=5 had ended in traitlets' TraitError
+                raise TypeError(_("{name} = {value!r}: write it as text in quotes, e.g. "
+                                  "{name}=\"ABX\"").format(name=name, value=value))  # fmt: skip
         self.prefix = widgets.Text(value=prefix, description=_("prefix"), placeholder=_("(empty)"))
         self.guess = widgets.Text(value=guess, description=_("guess"))
         self.text = widgets.HTML()

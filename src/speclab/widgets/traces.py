@@ -253,6 +253,8 @@ class DrafterGame(Shown):
             return None
         from speclab.tokenizer import encode
 
+        if not isinstance(guess, str):  # None had ended inside re: "expected string"
+            raise TypeError(f"the guess must be text (the characters you expect), got {guess!r}")
         typed = encode(visible_text(guess))  # a zero-width space pasted in is not a guessed byte
         room = self.game.room  # before the round: verify cuts the guess to it
         round_ = self.game.verify(typed)
