@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 import shutil
 from dataclasses import replace
 
@@ -656,3 +657,28 @@ def test_adaptive_against_fixed_names_a_switch_off_where_every_fixed_k_won():
     assert got["free text"]["best fixed k"] == 1.49 and got["free text"]["adaptive"] == 1.46
     assert not got["counting"]["misjudged"] and not got["copy-heavy"]["misjudged"]
     assert got["copy-heavy"]["that k"] == 1  # ties: the first, the smallest k
+
+
+def test_a_saved_report_is_strict_json_and_loads_its_nans_back(report, tmp_path):
+    """Greedy rows have no alpha (NaN): json.dumps wrote bare NaN, which is not JSON (a
+    browser's JSON.parse or jq refused decode.json). Saved as null, loaded back as NaN."""
+    assert any(math.isnan(row["alpha_leviathan"]) for row in report["results"])  # greedy rows
+    json_path, _ = save_decode_report(report, tmp_path / "out")
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    strict = json.loads(json_path.read_text(encoding="utf-8"), parse_constant=refuse)
+    again = load_report(json_path)
+    for saved, loaded, row in zip(
+        strict["results"], again["results"], report["results"], strict=True
+    ):
+        for key, value in row.items():
+            if isinstance(value, float) and math.isnan(value):
+                assert saved[key] is None and math.isnan(loaded[key])
+            else:
+                assert loaded[key] == value
+    from speclab.paths import data_dir
+
+    shipped = (data_dir() / "bench" / "decode.json").read_text(encoding="utf-8")
+    json.loads(shipped, parse_constant=refuse)  # the report lesson 06 ships, too

@@ -14,6 +14,7 @@ from lesson_tables import cells, checked_tables, close  # a helper in tests/
 from speclab.adaptive import CostModel, best_k
 from speclab.bench_decode import alpha_estimate
 from speclab.counting import break_even_alpha, speedup_with_verify_cost
+from speclab.decode_reports import load_report
 from speclab.decoding import Round
 from speclab.paths import data_dir, repo_root
 
@@ -139,7 +140,7 @@ def test_quoted_report_figures_match_the_saved_report():
     """The handout and teacher guide quote the saved report in data/bench/: when it is
     re-measured, the prose must follow (about r to one decimal; the draft model's cost range)."""
     forward = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     ratio = f"about {forward['ratio_5_to_1']['median']:.1f}"
     handout = HANDOUT.read_text(encoding="utf-8")
     guide = (LESSONS / "teacher-guide.md").read_text(encoding="utf-8")
@@ -189,7 +190,7 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     assert f"α = 0.1, k = 1 gives {low:.2f} ({verdict})" in key
     # inside real decoding rounds (the report lesson 06's last cell reads) a 2-position verify
     # step costs more than the forward alone: the key quotes that cell's inputs and verdict
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     lookup = [r for r in decode["results"] if r["drafter"] == "lookup" and not r["adaptive"]]
     in_rounds = sorted(r["verify_ratio"] for r in lookup if r["k"] == 1)
     middle = (in_rounds[(len(in_rounds) - 1) // 2] + in_rounds[len(in_rounds) // 2]) / 2
@@ -210,7 +211,7 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
 def test_exercise_1_key_quotes_the_saved_reports_outcome():
     """The key's measured outcome (lookup at k = 4, and how much of each scenario's output
     is a loop) is the saved report's: re-measured, the prose must follow."""
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     rows = {r["scenario"]: r for r in decode["results"] if r["method"] == "lookup k=4"}
     order = ["copy-heavy", "structured", "counting", "free text"]
     key = " ".join(KEY.read_text(encoding="utf-8").split())
@@ -241,7 +242,7 @@ def test_exercise_1_key_quotes_the_saved_reports_outcome():
 def test_the_teacher_guides_counting_loop_is_the_saved_reports_output():
     """Teacher guide, lesson 06: "it repeats a line of its own (`...` again and again": the
     line is one the saved report's greedy output for the squares prompt repeats."""
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
     found = re.search(r"it repeats a line of its own \(`([^`]+)` again and again", guide)
     assert found, "the guide quotes the repeated line"
@@ -252,7 +253,7 @@ def test_exercise_4_key_says_how_the_real_draft_model_differs():
     """The key's note after exercise 4: the saved report's draft model keeps drafts about as
     often on copy-heavy prompts as on free text, is faster than greedy where it says, and is
     held back by its cost per drafted token."""
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     kept = {
         r["scenario"]: r["accepted_over_drafted"]
         for r in decode["results"]
@@ -287,7 +288,7 @@ def test_exercise_4_key_says_how_the_real_draft_model_differs():
 def test_the_takeaway_on_the_adaptive_policy_holds_in_the_saved_report():
     """Notebook 06's takeaway: "the best fixed k, which no policy knows before the run, can
     beat it (the table above)": somewhere in the saved report it does."""
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     notebook = (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text("utf-8")
     assert "the best fixed k, which no policy knows before the run,\\n" in notebook
     rows = decode["results"]
@@ -306,6 +307,6 @@ def test_the_takeaway_on_the_adaptive_policy_holds_in_the_saved_report():
 
 def test_the_guide_says_how_long_make_bench_took():
     """Teacher guide, lesson 06: "the saved report's decode benchmark took N s"."""
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     guide = " ".join((LESSONS / "teacher-guide.md").read_text(encoding="utf-8").split())
     assert f"the saved report's decode benchmark took {decode['seconds']:.0f} s" in guide

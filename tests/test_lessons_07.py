@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 
+from speclab.decode_reports import load_report
 from speclab.paths import repo_root
 from speclab.sampling import (
     SamplingSettings,
@@ -202,13 +203,12 @@ def test_the_draft_models_cost_is_quoted_from_the_saved_report_and_the_shapes():
     """Exercise 7 quotes what the draft model costs (the saved report's range of its cost per
     drafted token, in target steps) and its share of the arithmetic (weights read by the
     matrix products); the key names the two models' depths. Retrained models move all three."""
-    import json
 
     from speclab.bench import matmul_params
     from speclab.paths import data_dir
     from speclab.weights import load_draft, load_target
 
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     costs = [
         row["draft_cost_per_token"]
         for row in decode["results"]

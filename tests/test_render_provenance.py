@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from speclab.decode_reports import load_report
 from speclab.render import provenance_html
 from speclab.scenarios import output_provenance
 from speclab.tokenizer import encode
@@ -47,12 +48,11 @@ def test_labels_must_match_the_output(labels):
 def test_the_saved_reports_outputs_give_back_its_shares():
     """Notebook 06 labels the saved report's outputs (text) again to show them: the labels
     must be the ones the report counted, per prompt."""
-    import json
 
     from speclab.paths import data_dir
     from speclab.scenarios import load_scenarios, provenance_fractions
 
-    report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    report = load_report(data_dir() / "bench" / "decode.json")
     prompts = {f"{s.name} / {p.id}": p.text for s in load_scenarios() for p in s.prompts}
     min_span = report["settings"]["min_span"]
     for name, text in report["outputs"].items():

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from speclab.decode_reports import load_report
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
 from speclab.paths import weights_dir
@@ -142,7 +143,7 @@ def test_saved_benchmark_reports_are_for_the_shipped_weights():
     from speclab.paths import data_dir
     from speclab.weights import file_sha256
 
-    decode = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    decode = load_report(data_dir() / "bench" / "decode.json")
     for name in ("target", "draft"):
         assert decode["models"][name]["sha256"] == file_sha256(weights_dir() / f"{name}.npz")
     forward_report = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
@@ -161,11 +162,10 @@ def test_readme_quotes_the_draft_models_figures_from_the_saved_report():
     """README, "The draft model": the share of drafts kept at k = 4, drafting's cost per
     drafted token, where it pays best and how often the adaptive policy switches it off; its
     bits per byte and copy gap, as the weights record them."""
-    import json
 
     from speclab.paths import data_dir, repo_root
 
-    report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    report = load_report(data_dir() / "bench" / "decode.json")
     kept = [r["accepted_over_drafted"] for r in report["results"] if r["method"] == "model k=4"]
     costs = [
         r["draft_cost_per_token"]
@@ -236,11 +236,10 @@ def test_readme_quotes_the_draft_models_agreement_with_the_target():
 
 def test_readme_quotes_the_saved_benchmark_of_the_target():
     """README, "What the target does": the copy-heavy and free-text figures of data/bench/."""
-    import json
 
     from speclab.paths import data_dir, repo_root
 
-    report = json.loads((data_dir() / "bench" / "decode.json").read_text(encoding="utf-8"))
+    report = load_report(data_dir() / "bench" / "decode.json")
     readme = " ".join((repo_root() / "README.md").read_text(encoding="utf-8").split())
     speedup = {(r["scenario"], r["method"]): r["speedup"] for r in report["results"]}
     shares = report["provenance"]

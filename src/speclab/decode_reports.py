@@ -8,6 +8,7 @@ else the report shipped in data/bench/.
 """
 
 import json
+import math
 from pathlib import Path
 
 from speclab.bench_decode import DRAFTERS, K_VALUES, Settings
@@ -36,9 +37,19 @@ def save_decode_report(report: dict, out: Path) -> tuple[Path, Path]:
             name = "decode-partial"
     json_path, csv_path = out / f"{name}.json", out / f"{name}.csv"
     rows = [{key: _csv_value(row[key]) for key in CSV_FIELDS} for row in report["results"]]
-    files = {json_path: json.dumps(report, indent=1) + "\n", csv_path: csv_text(rows, CSV_FIELDS)}
+    text = json.dumps(strict_json(report), indent=1, allow_nan=False) + "\n"
+    files = {json_path: text, csv_path: csv_text(rows, CSV_FIELDS)}
     write_together(files)
     return json_path, csv_path
+
+
+def strict_json(report: dict) -> dict:
+    """The report with each undefined number of its results (NaN: an estimate of alpha for a
+    run that drafted nothing) as None, JSON's null: bare NaN is not JSON, and a browser's or
+    jq's parser refused the file. `load_report` turns them back into NaN."""
+    rows = [{key: None if isinstance(value, float) and not math.isfinite(value) else value
+             for key, value in row.items()} for row in report["results"]]  # fmt: skip
+    return report | {"results": rows}
 
 
 def _csv_value(value):
@@ -137,4 +148,6 @@ def load_report(path) -> dict:
         raise ValueError(f"{path} is not a readable JSON file ({error})") from None
     if not isinstance(report, dict) or report.get("benchmark") != "decode":
         raise ValueError(f"{path} is not a `speclab bench decode` report")
+    for row in report.get("results", []):  # null: a number undefined for that run (strict_json)
+        row.update({key: math.nan for key, value in row.items() if value is None})
     return report
