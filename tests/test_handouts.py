@@ -947,3 +947,50 @@ def test_a_full_stdout_after_the_build_says_it_was_built(tmp_path):
     assert result.stderr.decode().endswith(
         f"No space left on device; the files were saved: {out / 'index.html'}\n"
     )
+
+
+def test_the_page_footer_prints_the_title_as_written():
+    """A <style> element decodes no HTML entities: lesson 04b's footer printed "where a
+    forward&#x27;s time goes" on every page. Nor can a title end the element early."""
+    from speclab.handouts import html_document
+
+    page = html_document("Lesson 04b: where a forward's time goes", "<p>x</p>", paper="a4")
+    style = page[page.index("<style>") : page.index("</style>")]
+    assert "content: \"Lesson 04b: where a forward's time goes " in style and "&#" not in style
+    hostile = html_document('say "hi" \\ </style><script>x</script>', "<p>x</p>", paper="a4")
+    assert hostile.count("</style>") == 1 and '\\"hi\\" \\\\ \\3C /style>' in hostile
+
+
+def fake_fc_list(folder: Path, fonts_for: dict[str, str]) -> str:
+    """A PATH whose fc-list answers `fc-list :lang=xx family` from fonts_for (else nothing)."""
+    folder.mkdir(exist_ok=True)
+    script = folder / "fc-list"
+    cases = "".join(f'  ":lang={lang}") echo "{family}" ;;\n' for lang, family in fonts_for.items())
+    script.write_text(f'#!/bin/sh\ncase "$1" in\n{cases}esac\n', encoding="utf-8")
+    script.chmod(0o755)
+    return f"{folder}{os.pathsep}/usr/bin{os.pathsep}/bin"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for fc-list")
+def test_a_language_without_a_font_is_named_after_the_build(tmp_path, monkeypatch, capsys):
+    """Without fonts-noto-cjk every Chinese letter of the zh PDFs printed as an empty box,
+    and the build reported success without a word (a teacher's print run of 30 copies)."""
+    import speclab.handouts as handouts
+    from speclab.chromium import languages_without_a_font
+
+    monkeypatch.setenv("PATH", fake_fc_list(tmp_path / "bin", {"fa": "DejaVu Sans"}))
+    assert languages_without_a_font({"en", "zh", "fa"}) == ["zh"]
+    monkeypatch.setenv("PATH", fake_fc_list(tmp_path / "bin", {"fa": "X", "zh": "Noto Sans CJK"}))
+    assert languages_without_a_font({"en", "zh", "fa"}) == []
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no fontconfig at all: no telling
+    assert languages_without_a_font({"zh"}) == []
+
+    pdf = tmp_path / "out" / "zh" / "01-a4.pdf"
+    built = [handouts.Built(pdf, pdf, (pdf,), "t", "zh"), handouts.Built(pdf, pdf, (), "t", "fa")]
+    monkeypatch.setattr(handouts, "build_all", lambda *args, **kwargs: built)
+    monkeypatch.setenv("PATH", fake_fc_list(tmp_path / "bin", {"fa": "DejaVu Sans"}))
+    out = tmp_path / "out"
+    assert cli.main(["handouts", "--lessons", str(LESSONS), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "no font here holds Chinese letters" in err and "apt-get install fonts-noto-cjk" in err
+    assert "Persian" not in err  # its page printed no PDF: nothing to say of it

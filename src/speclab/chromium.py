@@ -120,3 +120,30 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 def _chromium_error(reason: str) -> HandoutError:
     return HandoutError(f"Chromium could not print the PDFs ({one_line(reason)}); try --no-pdf")
+
+
+# The Debian package whose fonts hold each translated language's letters (README, "Fonts").
+FONT_PACKAGES = {"zh": "fonts-noto-cjk", "fa": "fonts-noto-core"}
+LANGUAGE_NAMES = {"zh": "Chinese", "fa": "Persian"}
+
+
+def languages_without_a_font(langs) -> list[str]:
+    """The languages of langs ("zh", "fa") whose letters no installed font holds, as
+    fontconfig (which Chromium prints with) answers `fc-list :lang=...`: without such a font
+    the Chinese PDFs had printed every letter as an empty box, and the build said nothing.
+    [] where fontconfig's fc-list is not installed (no telling)."""
+    import shutil
+
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return []
+    missing = []
+    for lang in sorted(set(langs) & set(FONT_PACKAGES)):
+        try:
+            found = subprocess.run([fc_list, f":lang={lang}", "family"], capture_output=True,
+                                   text=True, timeout=60, check=False).stdout  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if not found.strip():
+            missing.append(lang)
+    return missing

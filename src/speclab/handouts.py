@@ -213,6 +213,14 @@ def page_title(markdown: str, fallback: str) -> str:
     return match.group(1) if match else fallback
 
 
+def css_string(text: str) -> str:
+    """text inside a CSS string ("..."): a <style> element decodes no HTML entities, so the
+    04b footer had printed "where a forward&#x27;s time goes"; quotes, backslashes, line
+    breaks and "<" (no "</style>" can end the element) are CSS escapes instead."""
+    escapes = {"\\": "\\\\", '"': '\\"', "\n": "\\A ", "<": "\\3C "}
+    return "".join(escapes.get(char, char) for char in text)
+
+
 def html_document(
     title: str,
     body: str,
@@ -229,7 +237,7 @@ def html_document(
     from speclab.i18n import DIRECTION
 
     size = f"@page {{ size: {PAPERS[paper]}; }}" if paper else ""
-    footer = html.escape(title).replace('"', "'")
+    footer = css_string(title)
     banner_text, page_word, of_word = WORDS[lang]
     banner_text = banner_text if answers else html.escape(teacher_banner)
     banner = f'<div class="answers-banner">{banner_text}</div>' if banner_text else ""
@@ -259,6 +267,7 @@ class Built:
     html: Path
     pdfs: tuple[Path, ...]
     title: str
+    lang: str = "en"
 
 
 def build_page(
@@ -297,7 +306,7 @@ def build_page(
                 pdfs.append(pdf_path)
             finally:
                 page.unlink(missing_ok=True)
-    return Built(source, html_path, tuple(pdfs), title)
+    return Built(source, html_path, tuple(pdfs), title, lang)
 
 
 def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list[Built]:
@@ -562,6 +571,12 @@ def run(args: argparse.Namespace) -> int:
         restore()
         remove_if_unused(Path(args.out), made, LOCK)
     n_pdfs = sum(len(page.pdfs) for page in built)
+    printed = {page.lang for page in built if page.pdfs}
+    for lang in chromium.languages_without_a_font(printed):
+        print(f"handouts: no font here holds {chromium.LANGUAGE_NAMES[lang]} letters, so the "
+              f"{lang} PDFs print them as empty boxes; install one (Debian and Ubuntu: "
+              f"apt-get install {chromium.FONT_PACKAGES[lang]}) and build again",
+              file=sys.stderr)  # fmt: skip
     note = "" if n_pdfs or args.pdf is False else f" (no PDFs: {chromium.CHROMIUM} not found)"
     where = f"in {shown(str(args.out))}{note}; open {shown(str(args.out / 'index.html'))}"
     print(
