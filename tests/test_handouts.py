@@ -994,3 +994,21 @@ def test_a_language_without_a_font_is_named_after_the_build(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert "no font here holds Chinese letters" in err and "apt-get install fonts-noto-cjk" in err
     assert "Persian" not in err  # its page printed no PDF: nothing to say of it
+
+
+def test_a_persian_table_cell_reads_right_to_left_in_any_page(tmp_path):
+    """The glossary is an English page with a Persian column: its cells were laid out left to
+    right, so the English gloss in brackets came first for a Persian reader."""
+    table = (
+        "| term | فارسی |\n|---|---|\n"
+        "| KV cache | حافظهٔ کلید و مقدار (KV cache) |\n"
+        "| rollback | <bdi>برگرداندن</bdi> (rollback) |\n"
+        "| α | ۰٫۵ |\n"
+    )
+    body = " ".join(render_body(table, tmp_path, "figures").split())
+    assert '<th dir="rtl"> فارسی</th>' in body and "<th> term</th>" in body
+    # the English gloss in brackets is one left-to-right piece: its brackets do not turn round
+    assert '<td dir="rtl"> حافظهٔ کلید و مقدار <bdi dir="ltr">(KV cache)</bdi></td>' in body
+    assert '<td dir="rtl"> <bdi>برگرداندن</bdi> <bdi dir="ltr">(rollback)</bdi></td>' in body
+    assert "<td> ۰٫۵</td>" in body  # digits alone: no direction of their own
+    assert "<td> KV cache</td>" in body  # an English cell as it was

@@ -111,6 +111,7 @@ pre { background: #f4f4f4; padding: 0.6em; overflow-x: auto; white-space: pre-wr
 table { border-collapse: collapse; margin: 0.6em 0 1em; }
 th, td { border: 1px solid var(--rule); padding: 0.3em 0.6em; text-align: left;
   vertical-align: top; }
+th[dir="rtl"], td[dir="rtl"] { text-align: right; }
 th { background: #eee; }
 .blank { display: inline-block; border-bottom: 1px solid var(--ink); height: 1.1em;
   vertical-align: bottom; max-width: 100%; }
@@ -149,6 +150,24 @@ def _blank_lines(escaped: str) -> str:
         lambda run: f'<span class="blank" style="width: {0.62 * len(run.group()):.1f}em"></span>',
         escaped,
     )
+
+
+# "(KV cache)" in a right-to-left cell: kept one left-to-right piece, so that its brackets do
+# not turn round and its words stay in order when the cell wraps in the middle of it
+LATIN_IN_BRACKETS = re.compile(r"\([^()<>]*[A-Za-z][^()<>]*\)")
+
+
+def right_to_left(text: str) -> bool:
+    """Whether text's first strong letter (tags left out) is of a right-to-left script: a
+    Persian table cell in an English page was laid out left to right, so "(KV cache)" after
+    its Persian term stood on the side a Persian reader reaches first."""
+    import unicodedata
+
+    for char in re.sub(r"<[^>]*>", "", text):
+        kind = unicodedata.bidirectional(char)
+        if kind in ("L", "R", "AL"):
+            return kind != "L"
+    return False
 
 
 def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
@@ -196,8 +215,14 @@ def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
             rows = sum(t.type == "tr_open" for t in tokens[index:end])
             if rows > LONG_TABLE_ROWS:  # kept whole, it would leave a page blank before it
                 token.attrSet("class", "long")
+        rtl_cell = token.type in ("td_open", "th_open") and right_to_left(tokens[index + 1].content)
+        if rtl_cell:  # the glossary's Persian cells read from the right
+            token.attrSet("dir", "rtl")
         env = {"line": token.map[0] + 1 if token.map else None}
-        parts.append(md.renderer.render([token], md.options, env))
+        rendered = md.renderer.render([token], md.options, env)
+        if index and tokens[index - 1].attrGet("dir") == "rtl" and token.type == "inline":
+            rendered = LATIN_IN_BRACKETS.sub(r'<bdi dir="ltr">\g<0></bdi>', rendered)
+        parts.append(rendered)
     if in_section:
         parts.append("</section>\n")
     # A paragraph that is only writing lines gets room to write in.
