@@ -39,3 +39,10 @@ def test_token_str():
     assert token_str(ord("a")) == "a"
     assert token_str(10) == "\\n"
     assert token_str(0xFF) == "\\xff"
+
+
+def test_half_a_character_is_named_not_a_codec_traceback():
+    """encode("ab\\ud800") had raised Python's UnicodeEncodeError from inside the codec."""
+    with pytest.raises(ValueError, match=r"half of a character \(U\+D800 at index 2\)"):
+        encode("ab\ud800")
+    assert encode("ab\ufffd") == [97, 98, 0xEF, 0xBF, 0xBD]  # the replacement character is fine

@@ -411,3 +411,13 @@ def test_steps_label_names_the_last_run_and_the_whole():
     draft = load_draft()
     in_all = int(re.search(r"(\d+) training steps", draft.describe()).group(1))
     assert steps_label(draft.meta).endswith(f", {in_all} in all")
+
+
+def test_a_file_name_given_as_the_dtype_is_named():
+    """load_target("target") had ended in numpy's "data type 'target' not understood"."""
+    from speclab.weights import load_target
+
+    with pytest.raises(ValueError, match=r"got 'target'; to read a file, speclab.weights.load"):
+        load_target("target")
+    with pytest.raises(ValueError, match="must be a floating type"):
+        load_target(int)

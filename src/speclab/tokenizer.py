@@ -18,7 +18,14 @@ def encode(text: str) -> list[int]:
     """Text -> UTF-8 byte values, one token each."""
     if not isinstance(text, str):
         raise TypeError(f"encode expects str, got {type(text).__name__}")
-    return list(text.encode("utf-8"))
+    try:
+        return list(text.encode("utf-8"))
+    except UnicodeEncodeError as error:  # a lone surrogate: half of a character
+        char = f"U+{ord(text[error.start]):04X}"
+        raise ValueError(
+            f"the text holds half of a character ({char} at index {error.start}), "
+            "which UTF-8 cannot encode: retype or remove it"
+        ) from None
 
 
 def as_token_list(tokens, name: str = "tokens") -> list[int]:

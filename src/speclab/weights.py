@@ -384,8 +384,14 @@ def load(path, dtype=np.float64) -> Model:
     kind, the zip directory (names, declared sizes), the config, then each array's .npy
     header (shape, dtype) before its data. Every problem is a ValueError naming it.
     """
-    if not np.issubdtype(np.dtype(dtype), np.floating):  # int gave a model of zeros
-        raise ValueError(f"dtype must be a floating type (np.float64 or np.float32), got {dtype!r}")
+    try:  # load_target("target") had ended in numpy's "data type 'target' not understood"
+        floating = np.issubdtype(np.dtype(dtype), np.floating)
+    except TypeError:
+        floating = False
+    if not floating:  # int gave a model of zeros
+        hint = "; to read a file, speclab.weights.load(path)" if isinstance(dtype, str) else ""
+        raise ValueError(f"dtype must be a floating type (np.float64 or np.float32), got "
+                         f"{dtype!r}{hint}")  # fmt: skip
     path = Path(path)
     if not path.exists():
         if path.is_symlink():  # a link to nothing, or to itself ("no file" misled)
