@@ -1,5 +1,6 @@
 """The decode benchmark on tiny random models: correctness of what it reports, never speed."""
 
+import copy
 import csv
 import json
 import math
@@ -682,3 +683,34 @@ def test_a_saved_report_is_strict_json_and_loads_its_nans_back(report, tmp_path)
 
     shipped = (data_dir() / "bench" / "decode.json").read_text(encoding="utf-8")
     json.loads(shipped, parse_constant=refuse)  # the report lesson 06 ships, too
+
+
+def test_a_prompt_longer_than_the_draft_model_names_the_fixes_that_work():
+    """With --max-new-tokens 1 there is no fewer to ask for: the message had said "shorten
+    the prompt and ask for fewer new tokens", neither of which a bench run can do."""
+    from pathlib import Path
+    from types import SimpleNamespace as NS
+
+    from speclab.bench_decode import check_fits
+
+    model = NS(config=NS(n_ctx=16))
+    scenario = NS(path=Path("f.toml"), prompts=[NS(id="long", tokens=list(range(20)),
+                                                    max_new_tokens=6)])  # fmt: skip
+    with pytest.raises(ValueError) as raised:
+        check_fits(model, "draft model", [scenario], Settings(max_new_tokens=1))
+    message = str(raised.value)
+    assert "f.toml prompt 'long' (20 tokens) + 1 new token exceeds the draft model's" in message
+    assert message.endswith("give --draft-weights of a model with a longer context, or "
+                            "--drafter lookup")  # fmt: skip
+
+
+def test_a_nan_anywhere_in_a_report_is_saved_not_lost(report, tmp_path):
+    """Only the results' NaN had been made null, while the file is written with NaN refused:
+    a NaN elsewhere would have stopped the save at the end of a whole benchmark."""
+    odd = copy.deepcopy(report) | {"adaptive": {"alpha": float("nan"), "k": [1.0, float("inf")]}}
+    json_path, _ = save_decode_report(odd, tmp_path / "out")
+    saved = json.loads(json_path.read_text(encoding="utf-8"))
+    assert saved["adaptive"] == {"alpha": None, "k": [1.0, None]}
+    (tmp_path / "latin1.json").write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ValueError, match="latin1.json is not a readable JSON file"):
+        load_report(tmp_path / "latin1.json")

@@ -170,3 +170,22 @@ def test_a_ctrl_c_while_interrupted_is_printed_is_no_traceback(monkeypatch, caps
     assert main(["bench", "forward", "--out", str(tmp_path / "bench")]) == 130
     assert capsys.readouterr().err.endswith("interrupted\n")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
+def test_console_imports_nothing_after_an_early_ctrl_c(monkeypatch):
+    """main() can stop before it loads speclab.streams (a Ctrl-C at once): console() then
+    imported it afresh, an import a second Ctrl-C could break with a traceback."""
+    import signal
+    import sys
+
+    from speclab import cli
+
+    monkeypatch.setattr(cli, "main", lambda: 130)
+    monkeypatch.delitem(sys.modules, "speclab.streams", raising=False)
+    monkeypatch.delattr("speclab.streams", raising=False)  # as if never imported
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        assert cli.console() == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert "speclab.streams" not in sys.modules

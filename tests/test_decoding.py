@@ -352,3 +352,14 @@ def test_a_rule_by_name_or_a_policy_that_is_not_one_is_named_before_any_forward(
         speculative_decode(model, drafter, [1, 2], 4, k=2, temperature=0.5, rng=rng, rule="exact")
     with pytest.raises(TypeError, match=r"next_k\(\) and update"):
         speculative_decode(model, drafter, [1, 2], 4, k=2, policy=3)
+
+
+def test_context_overflow_counts_one_token_and_says_what_is_left_when_nothing_works():
+    one = context_overflow(20, 1, 16)
+    assert "+ 1 new token exceeds" in one and one.endswith(
+        "shorten the prompt to at most 15 tokens"
+    )
+    nothing = context_overflow(20, 16, 16)  # neither way alone can work
+    assert nothing.endswith(": shorten the prompt and ask for fewer new tokens")
+    stuck = context_overflow(20, 1, 16, shorter="", stuck="leave that prompt out")
+    assert stuck.endswith(": leave that prompt out")

@@ -1012,3 +1012,14 @@ def test_a_persian_table_cell_reads_right_to_left_in_any_page(tmp_path):
     assert '<td dir="rtl"> <bdi>برگرداندن</bdi> <bdi dir="ltr">(rollback)</bdi></td>' in body
     assert "<td> ۰٫۵</td>" in body  # digits alone: no direction of their own
     assert "<td> KV cache</td>" in body  # an English cell as it was
+    # only text is touched: not a link's address, a code span, or Persian in brackets
+    hostile = (
+        "| x | فارسی |\n|---|---|\n"
+        "| a | [حافظه](https://en.wikipedia.org/wiki/Cache_(computing)) |\n"
+        "| b | تابع `forward(params)` |\n"
+        "| c | گام (مقدار k در هر دور) |\n"
+    )
+    body = render_body(hostile, tmp_path, "figures")
+    assert 'href="https://en.wikipedia.org/wiki/Cache_(computing)"' in body
+    assert "<code>forward(params)</code>" in body
+    assert "گام (مقدار k در هر دور)" in body and body.count("<bdi") == 0

@@ -6,6 +6,7 @@ checked, never how fast anything ran.
 
 import re
 
+import numpy as np
 import pytest
 
 from speclab.widgets import WidthExplorer
@@ -104,3 +105,7 @@ def test_the_explorer_says_it_is_measuring_while_it_measures():
 def test_width_explorer_refuses_a_measurement_that_would_not_finish(options, named):
     with pytest.raises(ValueError, match=named):
         WidthExplorer(**options)
+
+
+def test_width_explorer_takes_its_n_new_values_as_an_array_too():
+    assert small_explorer(n_new_values=np.array([1, 2, 5])).n_new_values == [1, 2, 5]

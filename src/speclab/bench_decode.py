@@ -179,12 +179,14 @@ def check_fits(model, which: str, scenarios: list[Scenario], settings: Settings)
     """Every prompt + its new tokens must fit the model's context window: checked before
     timing, with the --max-new-tokens in force, so a short draft model fails at once."""
     window, fewer = f"the {which}'s context window", "give --max-new-tokens of at most {}"
+    stuck = ("the prompt alone fills it: give --draft-weights of a model with a longer context, "
+             "or --drafter lookup" if which == "draft model" else "leave that prompt out")  # fmt: skip
     for scenario in scenarios:
         for prompt in scenario.prompts[: settings.prompts_per_scenario]:
             where = f"{scenario.path.name} prompt {prompt.id!r}"
             n_new = settings.new_tokens(prompt.max_new_tokens)
             problem = context_overflow(len(prompt.tokens), n_new, model.config.n_ctx, where,
-                                       window=window, fewer=fewer, shorter="")  # fmt: skip
+                                       window=window, fewer=fewer, shorter="", stuck=stuck)  # fmt: skip
             if problem:
                 raise ValueError(problem)
 

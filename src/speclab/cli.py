@@ -254,9 +254,10 @@ def console() -> int:
     """The `speclab` command: main(), and after a Ctrl-C no traceback from a second one
     while Python shuts down."""
     status = main()
-    from speclab import streams  # loaded by main() already
-
-    streams.hint_for_a_narrow_console()
+    # not imported afresh here: main() may have stopped before loading it (an early Ctrl-C),
+    # and then nothing was escaped to hint at, and an import now would be Ctrl-C's to break
+    if (streams := sys.modules.get("speclab.streams")) is not None:
+        streams.hint_for_a_narrow_console()
     if status == 130:
         import signal
 

@@ -43,13 +43,16 @@ def save_decode_report(report: dict, out: Path) -> tuple[Path, Path]:
     return json_path, csv_path
 
 
-def strict_json(report: dict) -> dict:
-    """The report with each undefined number of its results (NaN: an estimate of alpha for a
-    run that drafted nothing) as None, JSON's null: bare NaN is not JSON, and a browser's or
-    jq's parser refused the file. `load_report` turns them back into NaN."""
-    rows = [{key: None if isinstance(value, float) and not math.isfinite(value) else value
-             for key, value in row.items()} for row in report["results"]]  # fmt: skip
-    return report | {"results": rows}
+def strict_json(report):
+    """The report with each number that is not finite (NaN: the alpha of a run that drafted
+    nothing) as None, JSON's null: bare NaN is not JSON, and a browser's or jq's parser
+    refused the file. `load_report` turns the nulls of the results back into NaN (an infinity
+    too: none is expected there); elsewhere null also means "not set", as in settings."""
+    if isinstance(report, dict):  # anywhere: a NaN must not stop the save of a whole run
+        return {key: strict_json(value) for key, value in report.items()}
+    if isinstance(report, list | tuple):
+        return [strict_json(value) for value in report]
+    return None if isinstance(report, float) and not math.isfinite(report) else report
 
 
 def _csv_value(value):
@@ -144,7 +147,7 @@ def load_report(path) -> dict:
     """A saved decode.json (for the lesson: a full run made earlier)."""
     try:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:  # the error named no file
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:  # these named no file
         raise ValueError(f"{path} is not a readable JSON file ({error})") from None
     if not isinstance(report, dict) or report.get("benchmark") != "decode":
         raise ValueError(f"{path} is not a `speclab bench decode` report")

@@ -137,6 +137,7 @@ def context_overflow(
     n_ctx: int,
     prompt: str = "prompt",
     new: str = "{} new tokens",
+    stuck: str = "shorten the prompt and ask for fewer new tokens",
     window: str = "the context window",
     fewer: str = "ask for at most {} new tokens",
     shorter: str = "shorten the prompt to at most {} tokens",
@@ -148,17 +149,19 @@ def context_overflow(
     lesson 05 game, scenario files, `speclab demo` and `speclab bench` share. `new`, `fewer`
     and `shorter` word the count and the two ways out in the caller's terms ("give
     --max-new-tokens of at most {}"); a way that cannot work is left out (no "at most
-    -998976 tokens"), as is `shorter` when it is empty.
+    -998976 tokens"), as is `shorter` when it is empty; `stuck` is said when no way is left.
     """
     if n_prompt + n_new <= n_ctx:
         return None
+    if n_new == 1 and new == "{} new tokens":
+        new = "{} new token"
     ways = [fewer.format(f"{n_ctx - n_prompt:,}")] if n_prompt < n_ctx else []
     if shorter and n_new < n_ctx:
         ways.append(shorter.format(f"{n_ctx - n_new:,}"))
     tokens = f"{n_prompt:,} token{'' if n_prompt == 1 else 's'}"
     return (
         f"{prompt} ({tokens}) + {new.format(f'{n_new:,}')} exceeds {window} of {n_ctx:,} "
-        f"tokens: " + (", or ".join(ways) or "shorten the prompt and ask for fewer new tokens")
+        f"tokens: " + (", or ".join(ways) or stuck)
     )
 
 

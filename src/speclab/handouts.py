@@ -48,6 +48,7 @@ import re
 import shutil
 import sys
 import tempfile
+import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,12 +158,18 @@ def _blank_lines(escaped: str) -> str:
 LATIN_IN_BRACKETS = re.compile(r"\([^()<>]*[A-Za-z][^()<>]*\)")
 
 
+def _left_to_right(bracketed: re.Match) -> str:
+    """A bracketed English gloss as one left-to-right piece; Persian in brackets stays as it is
+    ("(مقدار k در هر دور)" read left to right would reverse its words)."""
+    if any(unicodedata.bidirectional(char) in ("R", "AL") for char in bracketed.group()):
+        return bracketed.group()
+    return f'<bdi dir="ltr">{bracketed.group()}</bdi>'
+
+
 def right_to_left(text: str) -> bool:
     """Whether text's first strong letter (tags left out) is of a right-to-left script: a
     Persian table cell in an English page was laid out left to right, so "(KV cache)" after
     its Persian term stood on the side a Persian reader reaches first."""
-    import unicodedata
-
     for char in re.sub(r"<[^>]*>", "", text):
         kind = unicodedata.bidirectional(char)
         if kind in ("L", "R", "AL"):
@@ -175,7 +182,10 @@ def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
     md = markdown_parser()
 
     def text(renderer, tokens, index, options, env):
-        return _blank_lines(html.escape(tokens[index].content, quote=False))
+        escaped = _blank_lines(html.escape(tokens[index].content, quote=False))
+        if env.get("rtl_cell"):  # text alone: no attribute, no code span, no link address
+            escaped = LATIN_IN_BRACKETS.sub(_left_to_right, escaped)
+        return escaped
 
     def image(renderer, tokens, index, options, env):
         token = tokens[index]
@@ -218,11 +228,9 @@ def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
         rtl_cell = token.type in ("td_open", "th_open") and right_to_left(tokens[index + 1].content)
         if rtl_cell:  # the glossary's Persian cells read from the right
             token.attrSet("dir", "rtl")
-        env = {"line": token.map[0] + 1 if token.map else None}
-        rendered = md.renderer.render([token], md.options, env)
-        if index and tokens[index - 1].attrGet("dir") == "rtl" and token.type == "inline":
-            rendered = LATIN_IN_BRACKETS.sub(r'<bdi dir="ltr">\g<0></bdi>', rendered)
-        parts.append(rendered)
+        env = {"line": token.map[0] + 1 if token.map else None,
+               "rtl_cell": index > 0 and tokens[index - 1].attrGet("dir") == "rtl"}  # fmt: skip
+        parts.append(md.renderer.render([token], md.options, env))
     if in_section:
         parts.append("</section>\n")
     # A paragraph that is only writing lines gets room to write in.

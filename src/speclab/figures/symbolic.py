@@ -124,7 +124,8 @@ def draft_verify_figure(k: int = 4, accepted: int = 2, lang: str | None = None) 
     round_count = count_round(accepted, k)
     m = round_count.accepted
     if k > DRAWN_DRAFTS_MOST:  # k = 10**6 drew for minutes a figure nobody could read
-        raise ValueError(f"the figure draws at most {DRAWN_DRAFTS_MOST} drafts, got k = {k}")
+        raise ValueError(f"the figure draws at most {DRAWN_DRAFTS_MOST} drafts, got k = {k}: "
+                         f"set k to {DRAWN_DRAFTS_MOST} or fewer to draw it")  # fmt: skip
     with matplotlib.rc_context(_.style):
         fig, ax = plt.subplots(figsize=(13, 5.8))
         blank_axes(ax, -3.6, k + 8.5, 5.0)

@@ -53,7 +53,9 @@ class WidthExplorer(Shown):
         checked_number(n_layer, 1, 12, "n_layer", whole=True)
         checked_number(n_past, 0, 1024, "n_past", whole=True)
         checked_number(repeats, 1, 200, "repeats", whole=True)
-        if isinstance(n_new_values, str | Mapping) or not isinstance(n_new_values, Sequence):
+        if isinstance(n_new_values, str | Mapping) or not isinstance(
+            n_new_values, Sequence | np.ndarray
+        ):
             raise ValueError(f"n_new_values must be a list of whole numbers, got {n_new_values!r}")
         for n_new in n_new_values:
             checked_number(n_new, 1, 64, "each of n_new_values", whole=True)
