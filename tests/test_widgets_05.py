@@ -343,3 +343,22 @@ def test_a_guess_that_is_no_text_is_named(models):
     with pytest.raises(TypeError, match="the guess must be text"):
         game.submit(None)
     assert game.submit("abc") is not None  # the game goes on
+
+
+def test_an_emptied_dropdown_asks_for_a_choice_instead_of_a_key_error(models):
+    """explorer.drafter.value = None (a dropdown with nothing chosen, set from code) had ended
+    in KeyError: None inside the callback."""
+    shown = explorer(models)
+    before = shown.text.value
+    shown.drafter.value = None
+    assert "Choose a prompt and a drafter" in shown.status.value and shown.text.value == before
+    shown.drafter.value = shown.drafter.options[0]  # and it goes on
+    assert "Choose" not in shown.status.value
+
+
+def test_the_game_asks_for_a_text_when_its_dropdown_is_emptied(models):
+    target, _ = models
+    game = DrafterGame(target, {"p": "abcabc", "q": "xyzxyz"}, max_new_tokens=8)
+    game.prompt.value = None  # had ended in KeyError: None
+    assert "Choose a text" in game.last.value
+    assert game.submit("abc") is not None  # the game it had goes on

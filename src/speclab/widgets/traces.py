@@ -118,6 +118,9 @@ class SpeculativeExplorer(Shown):
         from speclab.timing import blas_threads
         from speclab.tokenizer import encode
 
+        if self.prompt.value is None or self.drafter.value is None:  # a dropdown emptied by code
+            self.status.value = "<p><b>Choose a prompt and a drafter.</b></p>"
+            return
         prompt = self.prompts[self.prompt.value]
         self.status.value = "<p><i>Decoding greedily and speculatively\u2026</i></p>"
         policy = AdaptiveK(self.k.value) if self.adaptive.value else None
@@ -239,6 +242,9 @@ class DrafterGame(Shown):
         from speclab.decoding import GuessVerifier
         from speclab.tokenizer import encode
 
+        if self.prompt.value is None:  # the dropdown emptied by code: the game stays as it was
+            self.last.value = "<p><b>Choose a text.</b></p>"
+            return
         prompt = encode(self.prompts[self.prompt.value])
         self.game = GuessVerifier(self.target, prompt, self.max_new_tokens)
         self.last.value = (
