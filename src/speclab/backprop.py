@@ -17,14 +17,14 @@ import numpy as np
 # x [n_batch, n_seq, n_embd] throughout; caches hold what the backward pass needs.
 
 
-def layer_norm_forward(x, g, b, eps=1e-5):
+def layer_norm_forward(x, g, b, eps=1e-5):  # [..., n_embd] -> [..., n_embd], cache
     mean = x.mean(axis=-1, keepdims=True)
     rstd = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
     x_hat = (x - mean) * rstd  # [..., n_embd]
     return g * x_hat + b, (x_hat, rstd, g)
 
 
-def layer_norm_backward(dy, cache):
+def layer_norm_backward(dy, cache):  # dy [..., n_embd] -> dx [..., n_embd], {g, b}
     x_hat, rstd, g = cache
     axes = tuple(range(dy.ndim - 1))
     grads = {"g": (dy * x_hat).sum(axis=axes), "b": dy.sum(axis=axes)}
@@ -41,20 +41,20 @@ def linear_forward(x, w, b):  # [..., n_in] -> [..., n_out]
     return x @ w + b, x
 
 
-def linear_backward(dy, x, w):
+def linear_backward(dy, x, w):  # dy [..., n_out] -> dx [..., n_in], {w, b}
     n_in, n_out = w.shape
     dy_2d = dy.reshape(-1, n_out)
     grads = {"w": x.reshape(-1, n_in).T @ dy_2d, "b": dy_2d.sum(axis=0)}
     return dy @ w.T, grads
 
 
-def gelu_forward(x):
+def gelu_forward(x):  # [...] -> [...], cache
     s = np.sqrt(2 / np.pi).astype(x.dtype)
     t = np.tanh(s * (x + np.float32(0.044715) * x * x * x))
     return 0.5 * x * (1 + t), (x, t)
 
 
-def gelu_backward(dy, cache):
+def gelu_backward(dy, cache):  # dy [...] -> dx [...]
     x, t = cache
     s = np.sqrt(2 / np.pi).astype(x.dtype)
     return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * 0.044715 * x * x))
@@ -85,7 +85,7 @@ def attention_forward(q, k, v):  # [n_batch, n_head, n_seq, d_head] each -> same
     return out, (q, k, v, probs, scale)
 
 
-def attention_backward(dy, cache):
+def attention_backward(dy, cache):  # dy [n_batch, n_head, n_seq, d_head] -> dq, dk, dv
     q, k, v, probs, scale = cache
     dq, dk, dv = np.empty_like(q), np.zeros_like(k), np.zeros_like(v)
     for block, p in enumerate(probs):
@@ -111,7 +111,7 @@ def merge_heads(x):  # [n_batch, n_head, n_seq, d_head] -> [n_batch, n_seq, n_em
     return x.transpose(0, 2, 1, 3).reshape(n_batch, n_seq, n_head * d_head)
 
 
-def block_forward(x, block, n_head):
+def block_forward(x, block, n_head):  # [n_batch, n_seq, n_embd] -> same shape, cache
     a, ln_1 = layer_norm_forward(x, **block["ln_1"])
     qkv, c_attn = linear_forward(a, **block["attn"]["c_attn"])  # [n_batch, n_seq, 3 n_embd]
     q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
@@ -126,7 +126,7 @@ def block_forward(x, block, n_head):
     return x + out2, cache
 
 
-def block_backward(dx, cache):
+def block_backward(dx, cache):  # dx [n_batch, n_seq, n_embd] -> dx of the input, grads
     ln_1, c_attn, attn, c_proj, ln_2, c_fc, gelu, mlp_proj, block, n_head = cache
     d_activated, g_mlp_proj = linear_backward(dx, mlp_proj, block["mlp"]["c_proj"]["w"])
     d_hidden, g_fc = linear_backward(
