@@ -136,11 +136,12 @@ def context_overflow(
     n_new: int,
     n_ctx: int,
     prompt: str = "prompt",
+    *,
     new: str = "{} new tokens",
-    stuck: str = "shorten the prompt and ask for fewer new tokens",
     window: str = "the context window",
     fewer: str = "ask for at most {} new tokens",
     shorter: str = "shorten the prompt to at most {} tokens",
+    stuck: str = "shorten the prompt and ask for fewer new tokens",
 ) -> str | None:
     """None if a prompt of n_prompt tokens and n_new new tokens fit n_ctx positions; else
     what does not fit and how to make it fit, for the caller to raise.

@@ -299,8 +299,9 @@ def _check_context(args, prompt_tokens: list[int], n_ctx: int, which: str = "mod
     reading a long prompt, or silently stop drafting and make speculation look useless."""
     window, new = f"the {which}'s context window", "--max-new-tokens ({})"
     fewer = "give --max-new-tokens of at most {}"
-    problem = context_overflow(len(prompt_tokens), args.max_new_tokens, n_ctx, "the prompt", new,
-                               window, fewer, "give a prompt of at most {} tokens")  # fmt: skip
+    problem = context_overflow(len(prompt_tokens), args.max_new_tokens, n_ctx, "the prompt",
+                               new=new, window=window, fewer=fewer,
+                               shorter="give a prompt of at most {} tokens")  # fmt: skip
     if problem:
         raise DemoError(problem)
 
