@@ -175,3 +175,28 @@ def test_lesson_03s_counted_rounds_wear_the_handouts_headers(lang):
     assert ast.literal_eval(assigned.value) == [
         cell.strip() for cell in first_table.strip("|").split("|")
     ]
+
+
+@pytest.mark.parametrize("lang", ["zh", "fa"])
+def test_lesson_03s_formula_tables_wear_the_answer_keys_headers(lang):
+    """zh and fa lesson 03 showed Eq. 1 and the speedup under the code's English names
+    (alpha, expected_tokens_per_round), where the key heads them α, 每轮期望词元数..."""
+    import ast
+    import json
+
+    from speclab.paths import repo_root
+
+    root = repo_root()
+    notebook = json.loads(
+        (root / "notebooks" / lang / "03_forward_arithmetic.ipynb").read_text("utf-8")
+    )
+    code = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    keys = {node.value for node in ast.walk(ast.parse(code))
+            if isinstance(node, ast.Dict) for node in node.keys if isinstance(node, ast.Constant)}  # fmt: skip
+    key = (root / "lessons" / lang / "answers" / "03_forward_arithmetic.md").read_text("utf-8")
+    headers = {}
+    for check in ("eq1",):
+        table = key.split(f"<!-- check: {check} -->", 1)[1].strip().splitlines()[0]
+        headers[check] = [cell.strip() for cell in table.strip("|").split("|")]
+    assert {"α", headers["eq1"][-1]} <= keys  # the speedups' pivot shows α, not "speedup"
+    assert not {"alpha", "expected_tokens_per_round"} & keys
