@@ -37,6 +37,7 @@ from speclab.adaptive import AdaptiveK, CostModel, FixedK
 from speclab.counting import as_count
 from speclab.gpt import forward
 from speclab.kv_cache import KVCache
+from speclab.render import counted
 from speclab.sampling import (
     SamplingSettings,
     check_draft_support,
@@ -137,7 +138,7 @@ def context_overflow(
     n_ctx: int,
     prompt: str = "prompt",
     *,
-    new: str = "{} new tokens",
+    new: str | None = None,
     window: str = "the context window",
     fewer: str = "ask for at most {} new tokens",
     shorter: str = "shorten the prompt to at most {} tokens",
@@ -147,21 +148,19 @@ def context_overflow(
     what does not fit and how to make it fit, for the caller to raise.
 
     The one statement of the rule that greedy_decode, speculative_decode, greedy_steps, the
-    lesson 05 game, scenario files, `speclab demo` and `speclab bench` share. `new`, `fewer`
-    and `shorter` word the count and the two ways out in the caller's terms ("give
-    --max-new-tokens of at most {}"); a way that cannot work is left out (no "at most
-    -998976 tokens"), as is `shorter` when it is empty; `stuck` is said when no way is left.
+    lesson 05 game, scenario files, `speclab demo` and `speclab bench` share. `new` (else
+    "N new tokens"), `fewer` and `shorter` word the count and the ways out in the caller's
+    terms ("give --max-new-tokens of at most {}"); a way that cannot work is left out (no "at
+    most -998976 tokens"), as is `shorter` when it is empty; `stuck` is said when none is left.
     """
     if n_prompt + n_new <= n_ctx:
         return None
-    if n_new == 1 and new == "{} new tokens":
-        new = "{} new token"
     ways = [fewer.format(f"{n_ctx - n_prompt:,}")] if n_prompt < n_ctx else []
     if shorter and n_new < n_ctx:
         ways.append(shorter.format(f"{n_ctx - n_new:,}"))
-    tokens = f"{n_prompt:,} token{'' if n_prompt == 1 else 's'}"
+    asked = counted(n_new, "new token") if new is None else new.format(f"{n_new:,}")
     return (
-        f"{prompt} ({tokens}) + {new.format(f'{n_new:,}')} exceeds {window} of {n_ctx:,} "
+        f"{prompt} ({counted(n_prompt, 'token')}) + {asked} exceeds {window} of {n_ctx:,} "
         f"tokens: " + (", or ".join(ways) or stuck)
     )
 

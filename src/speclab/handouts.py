@@ -225,11 +225,10 @@ def render_body(markdown: str, figure_dir: Path, figure_href: str) -> str:
             rows = sum(t.type == "tr_open" for t in tokens[index:end])
             if rows > LONG_TABLE_ROWS:  # kept whole, it would leave a page blank before it
                 token.attrSet("class", "long")
-        rtl_cell = token.type in ("td_open", "th_open") and right_to_left(tokens[index + 1].content)
-        if rtl_cell:  # the glossary's Persian cells read from the right
-            token.attrSet("dir", "rtl")
-        env = {"line": token.map[0] + 1 if token.map else None,
-               "rtl_cell": index > 0 and tokens[index - 1].attrGet("dir") == "rtl"}  # fmt: skip
+        if token.type in ("td_open", "th_open") and right_to_left(tokens[index + 1].content):
+            token.attrSet("dir", "rtl")  # the glossary's Persian cells read from the right
+        in_rtl_cell = index > 0 and tokens[index - 1].attrGet("dir") == "rtl"  # its text, next
+        env = {"line": token.map[0] + 1 if token.map else None, "rtl_cell": in_rtl_cell}
         parts.append(md.renderer.render([token], md.options, env))
     if in_section:
         parts.append("</section>\n")
