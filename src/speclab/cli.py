@@ -503,10 +503,13 @@ def _note_ctrl_c():
     """(seen, restore): Ctrl-C still raises KeyboardInterrupt, and seen() says it came.
 
     Python runs a signal handler wherever it happens to be, also inside code whose
-    exceptions it cannot pass on: a weakref callback of the import machinery, a __del__.
-    There the KeyboardInterrupt is printed as "Exception ignored in ..." with a traceback
-    and dropped. While the handler is installed, such a dropped Ctrl-C is not printed; the
-    next Ctrl-C raises again, and seen() stays true, so that the caller can still stop.
+    exceptions it cannot pass on: a weakref callback of the import machinery, a __del__
+    (printed as "Exception ignored in ..." with a traceback, through sys.unraisablehook),
+    or Python code that C code ran and then printed what it raised and went on, as
+    Cython's noexcept functions do under numpy's import (a bare traceback, through
+    sys.excepthook). Either way the KeyboardInterrupt is dropped. While the handler is
+    installed, such a dropped Ctrl-C is not printed; the next Ctrl-C raises again, and
+    seen() stays true, so that the caller can still stop.
     """
     import signal  # it imports enum: a Ctrl-C can come in here, which the callers catch
 
@@ -526,6 +529,14 @@ def _note_ctrl_c():
             return
         previous_hook(report)
 
+    def excepthook(kind, value, traceback):
+        # the callers catch every KeyboardInterrupt that reaches them: one printed here was
+        # printed by C code that goes on
+        if seen and isinstance(value, KeyboardInterrupt):
+            dropped.append(True)
+            return
+        previous_excepthook(kind, value, traceback)
+
     previous = signal.getsignal(signal.SIGINT)
     if previous is not signal.default_int_handler:
         return (lambda: False), (lambda: None)  # someone else's handler (a notebook): keep it
@@ -534,11 +545,14 @@ def _note_ctrl_c():
     except ValueError:  # not the main thread
         return (lambda: False), (lambda: None)
     previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
+    previous_excepthook, sys.excepthook = sys.excepthook, excepthook
 
     def restore():
         signal.signal(signal.SIGINT, previous)
         if sys.unraisablehook is unraisable:
             sys.unraisablehook = previous_hook
+        if sys.excepthook is excepthook:
+            sys.excepthook = previous_excepthook
 
     return (lambda: bool(seen)), restore
 
