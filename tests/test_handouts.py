@@ -178,6 +178,28 @@ def test_a_real_handout_prints(tmp_path):
     assert len(built.pdfs) == 2 and all(pdf.stat().st_size > 1000 for pdf in built.pdfs)
 
 
+@needs_chromium
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="no pdftotext (poppler-utils)")
+def test_the_teacher_guide_prints_each_lesson_plan_with_its_timing_table(tmp_path):
+    """A lesson's Goal and Materials had ended one page and its timing table begun the next
+    (three lessons on A4): a teacher reads them together."""
+    import subprocess
+
+    built = build_page(LESSONS / "teacher-guide.md", tmp_path, tmp_path / "figures", pdf=True)
+    for pdf in built.pdfs:
+        text = subprocess.run(
+            ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+        ).stdout
+        pages = text.split("\f")
+        plans = [(number, page) for number, page in enumerate(pages, 1) if "Materials." in page]
+        assert len(plans) >= 8, pdf.name  # one plan per lesson: the test reads the guide
+        for number, page in plans:
+            for materials in re.finditer(r"Materials\.", page):
+                assert re.search(r"time\s+activity", page[materials.end() :]), (
+                    f"{pdf.name}, page {number}: a lesson's Materials without its timing table"
+                )
+
+
 # --- the output folder and hostile input --------------------------------------------------
 
 

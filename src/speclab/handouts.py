@@ -28,8 +28,8 @@ key (`speclab.answer_check`).
 
 Print rules (CSS `@media print`): A4 and Letter, 16 mm margins, page numbers in the
 page footer; an "Exercise ..." section (from its `##` heading to the next) on one page
-when it fits; no table or figure split, and no heading or its first paragraph split from
-what follows; runs of four or more underscores become writing lines, and so does a line
+when it fits; no table or figure split, no heading or its first paragraph split from
+what follows, and no paragraph split from the table it leads to; runs of four or more underscores become writing lines, and so does a line
 of only underscores (Markdown's thematic break). Left out: other paper sizes, two-sided
 layout, fonts beyond the system's DejaVu/Liberation and Noto families, any network access.
 
@@ -137,7 +137,10 @@ nav.index li { margin: 0.3em 0; }
   section.exercise, table, tr, .figure, pre, blockquote {
     break-inside: avoid; page-break-inside: avoid; }
   table.long { break-inside: auto; page-break-inside: auto; } /* its header repeats instead */
-  h2 + p, h3 + p { break-after: avoid; page-break-after: avoid; }
+  /* a heading, its first paragraphs and the table they lead to stay together (the teacher
+     guide's Goal, Materials and timing table) */
+  h2 + p, h3 + p, p:has(+ table) { break-after: avoid; page-break-after: avoid; }
+  h2 + p, h3 + p, h2 + p + p:has(+ table) { break-inside: avoid; page-break-inside: avoid; }
   p, li { orphans: 3; widows: 3; }
   a { color: inherit; text-decoration: none; }
   th { background: #eee; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
