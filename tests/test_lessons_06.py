@@ -8,6 +8,7 @@ The key marks its tables with `<!-- check06: NAME -->` (checked here) or `<!-- c
 import json
 import re
 
+import numpy as np
 import pytest
 from lesson_tables import cells, checked_tables, close  # a helper in tests/
 
@@ -172,6 +173,32 @@ def test_quoted_report_figures_match_the_saved_report():
     assert quoted.groups() == (f"{min(costs):.2f}", f"{max(costs):.2f}")
 
 
+def notebook_06_last_cell() -> str:
+    """What lesson 06's "usually wrong drafter" cell displays, run on the saved report (the
+    quick run it would otherwise fall back on is left out: the cell reads `report`)."""
+    from IPython.display import Markdown
+
+    cells = json.loads(
+        (repo_root() / "notebooks" / "06_benefit_boundary.ipynb").read_text(encoding="utf-8")
+    )["cells"]
+    code = "".join(
+        "".join(cell["source"])
+        for cell in cells
+        if cell["cell_type"] == "code"
+        and "A drafter that is usually wrong" in "".join(cell["source"])
+    )
+    shown = []
+    namespace = {
+        "np": np,
+        "report": load_report(data_dir() / "bench" / "decode.json"),
+        "speedup_with_verify_cost": speedup_with_verify_cost,
+        "Markdown": Markdown,
+        "display": lambda item: shown.append(item.data),
+    }
+    exec(compile(code, "06_benefit_boundary.ipynb", "exec"), namespace)  # noqa: S102
+    return " ".join(shown)
+
+
 def test_exercise_3_uses_the_saved_reports_verify_costs():
     forward = json.loads((data_dir() / "bench" / "forward.json").read_text(encoding="utf-8"))
     ratio_to_1 = {row["n_new"]: row["ratio_to_1"] for row in forward["forward_cost"]}
@@ -194,15 +221,20 @@ def test_exercise_3_uses_the_saved_reports_verify_costs():
     lookup = [r for r in decode["results"] if r["drafter"] == "lookup" and not r["adaptive"]]
     in_rounds = sorted(r["verify_ratio"] for r in lookup if r["k"] == 1)
     middle = (in_rounds[(len(in_rounds) - 1) // 2] + in_rounds[len(in_rounds) // 2]) / 2
-    costs = sorted(c for r in lookup if (c := r["draft_cost_per_token"]) == c)  # not NaN
+    # a drafted token's cost at k = 1, not over every k: a round's lookup costs about the
+    # same at any k, so a drafted token at k = 1 costs about 3 times one at k = 4
+    costs = sorted(c for r in lookup if r["k"] == 1 and (c := r["draft_cost_per_token"]) == c)
     c_lookup = (costs[(len(costs) - 1) // 2] + costs[len(costs) // 2]) / 2
     in_decoding = speedup_with_verify_cost(0.1, 1, middle, c_lookup)
     assert (
         f"a verify step over 2 positions cost {in_rounds[0]:.2f} to {in_rounds[-1]:.2f} plain "
-        f"steps (median {middle:.2f}) and a draft c = {c_lookup:.2f}, and there the same row "
-        f"gives {in_decoding:.2f}: it about breaks even" in key
+        f"steps (median {middle:.2f}) and a drafted token cost c = {c_lookup:.2f}, and there the "
+        f"same row gives {in_decoding:.2f}: it about breaks even" in key
     )
     assert abs(in_decoding - 1) <= 0.05  # "about breaks even", as the notebook's verdict() says
+    said = notebook_06_last_cell()
+    assert f"c = {c_lookup:.2f} a drafted token at k = 1" in said, said
+    assert f"about breaks even at k = 1 ({in_decoding:.2f}×)" in said, said
     even = break_even_alpha(4, r5, 0.02)
     assert f"needs α above {even:.2f} to pay at k = 4" in key
     assert f"gets only {speedup_with_verify_cost(0.5, 4, r5, 0.02):.2f}" in key

@@ -98,7 +98,7 @@ class WidthExplorer(Shown):
         if width != self.width.value:  # typed into the readout off the step: snap, which re-runs
             self.width.value = width
             return
-        self.status.value = f"<p><i>Measuring width {width}: a second or two\u2026</i></p>"
+        self.status.value = f"<p><i>Measuring width {width}: a few seconds\u2026</i></p>"
         self.width.disabled = True
         try:
             timings = self.measure(width)
