@@ -443,6 +443,27 @@ def test_lesson_04b_says_what_float64_costs_only_as_far_as_bytes_explain(monkeyp
     assert shown[-1].startswith(f"A float64 forward takes **{ratio:.2f}×**") and said in shown[-1]
 
 
+def test_lesson_04_gives_the_cached_steps_growth_as_paired_rounds_with_their_spread(monkeypatch):
+    """A busy run printed a growth of 4.3 from 5 rounds, with no word of its spread (quiet
+    runs: 1.5): the figure is now the median of each round's own ratio, with its quartiles."""
+    import numpy as np
+
+    from speclab import bench, figures
+    from speclab.timing import Timings
+
+    ms = np.array([1.0, 2.0, 3.0, 4.0, 5.0]) * 1e-3  # 16 positions, round by round
+    with_cache = {16: ms, 512: ms * np.array([2, 1, 2, 1, 2])}  # ratio of medians: 4/3
+    caching = {
+        "with cache": Timings.from_dict("n_seq", with_cache),
+        "without cache": Timings.from_dict("n_seq", {16: ms * 2, 512: ms * 100}),
+    }
+    monkeypatch.setattr(bench, "cache_vs_recompute", lambda *args, **kwargs: caching)
+    monkeypatch.setattr(figures, "cache_figure", lambda caching: None)
+    said = shown_markdown("04_why_decoding_is_slow.ipynb", [1, 2, 12], {})[-1]
+    assert "changes by a factor of 2.0 (attention reads more cached keys; interquartile " in said
+    assert "interquartile 1.0\u20132.0 over the rounds" in said, said
+
+
 def test_lesson_03b_refuses_zero_steps_in_words():
     """0 steps ended in a pandas KeyError ("None of ['step'] are in the columns")."""
     cells = json.loads((NOTEBOOKS / "03b_what_a_language_model_does.ipynb").read_text("utf-8"))
