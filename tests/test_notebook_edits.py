@@ -464,6 +464,95 @@ def test_lesson_04_gives_the_cached_steps_growth_as_paired_rounds_with_their_spr
     assert "interquartile 1.0\u20132.0 over the rounds" in said, said
 
 
+def run_cell_with(notebook: str, marker: str, namespace: dict) -> list[str]:
+    """The Markdown the code cell holding `marker` displays, run in `namespace` alone."""
+    cells = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))["cells"]
+    (code,) = [
+        "".join(c["source"])
+        for c in cells
+        if c["cell_type"] == "code" and marker in "".join(c["source"])
+    ]
+    shown = []
+    namespace |= {"display": lambda item: shown.append(str(getattr(item, "data", item)))}
+    exec(compile(code, notebook, "exec"), namespace)  # noqa: S102
+    return shown
+
+
+def test_lesson_07_costs_add_up_as_shown():
+    """A reader checks the lesson's sums with the figures it shows: 3 x 0.40 + 1.33 had
+    been printed as 2.55 and 0.35 / 0.40 as 86% (the unrounded values)."""
+    import numpy as np
+    import pandas as pd
+    from IPython.display import Markdown
+
+    from speclab.bench import matmul_params
+    from speclab.counting import expected_tokens_per_round
+    from speclab.render import decimals
+    from speclab.weights import load_draft, load_target
+
+    target, draft = load_target(), load_draft()
+    ms = {"target, 1 position": 1.0, "target, 4 positions": 1.3349, "draft, 1 position": 0.4249,
+          "draft's skeleton, 1 position": 0.3486}  # fmt: skip
+    said = run_cell_with(
+        "07_speculative_sampling.ipynb",
+        "of a draft step is the fixed cost",
+        {"np": np, "Markdown": Markdown, "matmul_params": matmul_params, "target": target,
+         "draft": draft, "k": 3, "blas_threads": lambda n: __import__("contextlib").nullcontext(),
+         "one_forward": lambda *args: None, "target_cache": None, "draft_cache": None,
+         "skeleton": None, "skeleton_cache": None,
+         "interleaved_times": lambda tasks, **kw: {n: np.array([ms[n] / 1e3]) for n in tasks}},
+    )  # fmt: skip
+    assert "c = 0.42** of a target step" in said[0] and "costs **0.35** of a target" in said[0]
+    assert "verifying 4 positions: 1.33× a step" in said[0]
+    assert "by itself: 83% of a draft step" in said[0], said  # 0.35 / 0.42, not 0.3486 / 0.4249
+    for q25, shown in ((1.128, "quartiles 1.13–1.54"), (0.9996, "quartiles 0.9996–1.5440")):
+        speed = pd.DataFrame(
+            [{"method": "exact rule", "median": 1.3, "q25": q25, "q75": 1.544, "alpha": 0.5,
+              "predicted": 1.2, "tokens per target forward": 1.8},
+             {"method": "draw and match (a)", "median": 1.4, "q25": 1.2, "q75": 1.6,
+              "alpha": 0.4, "predicted": 1.3, "tokens per target forward": 1.6}]
+        ).set_index("method")  # fmt: skip
+        said = run_cell_with(
+            "07_speculative_sampling.ipynb",
+            "exact_row, match_row",
+            {"speed": speed, "k": 3, "draft_cost": 0.4249, "verify_ratio": 1.3349,
+             "speed_temperature": 1.0, "Markdown": Markdown, "decimals": decimals,
+             "expected_tokens_per_round": expected_tokens_per_round},
+        )  # fmt: skip
+        assert f"({shown}):" in said[0], said[0]
+        assert "a round costs 2.59 target steps (3 drafts" in said[2], said[2]  # not 2.61
+
+
+def test_lesson_06_counts_the_rows_that_lose_among_the_speculative_ones():
+    """It had said "every bar is below the dashed line" of a picture that draws three methods
+    of eleven, and counted greedy's own rows among those that could lose."""
+    from IPython.display import Markdown
+
+    from speclab import bench_decode
+
+    def row(drafter, method, speedup):
+        return {"scenario": "counting", "drafter": drafter, "method": method, "speedup": speedup,
+                "time_drafting_per_token": 0.3, "tokens_per_target_forward": 2.0}  # fmt: skip
+
+    class Figures:
+        def time_per_token_figure(self, report):
+            return None
+
+    report = {"results": [row("none", "greedy", 1.0), row("lookup", "lookup k=2", 1.5),
+                          row("model", "model k=4", 1.2)]}  # fmt: skip
+    namespace = {"report": report, "quick": report, "quick_losers": [], "Markdown": Markdown,
+                 "bench_decode": bench_decode, "figures": Figures()}  # fmt: skip
+    said = run_cell_with("06_benefit_boundary.ipynb", "speculative = [r for r", dict(namespace))
+    assert said[0].startswith(
+        "No method lost time in this report: none of its 2 speculative rows, drawn or not, "
+        "is below 1.00×"
+    ), said
+    report["results"][2]["speedup"] = 0.8
+    said = run_cell_with("06_benefit_boundary.ipynb", "speculative = [r for r", dict(namespace))
+    assert said[0].startswith("1 of 2 speculative rows lose time:"), said
+    assert "counting, model k=4: 0.80× — **heavy drafter**" in said[0]
+
+
 def test_lesson_03b_refuses_zero_steps_in_words():
     """0 steps ended in a pandas KeyError ("None of ['step'] are in the columns")."""
     cells = json.loads((NOTEBOOKS / "03b_what_a_language_model_does.ipynb").read_text("utf-8"))
