@@ -17,6 +17,9 @@ steps:  (1 - alpha^(k+1)) / ((1 - alpha) (k c + 1)).  Leviathan writes gamma for
 Saving forwards is not saving time: lesson 04 measures what a forward over k + 1 positions
 costs, lesson 06 the speedup. The last section takes those measured costs as inputs
 (`speedup_with_verify_cost`, `break_even_alpha`); nothing here measures anything.
+Left out: acceptance that varies from draft to draft or with the position in a round (alpha
+is one number here, as in Leviathan's Eq. 1), and a k chosen round by round
+(`speclab.adaptive`).
 """
 
 import numbers

@@ -10,7 +10,8 @@ sizes they declare), then the config (n_vocab must be the tokenizer's 256, sizes
 `MAX_CONFIG` and `MAX_PARAMETERS`), then each array's .npy header (shape, dtype) before its
 data, and never unpickles. So a damaged, foreign or hostile file (a plain .npy, a header
 claiming 2^37 floats, a zip bomb) fails fast, in bounded memory, with a ValueError that
-names the problem.
+names the problem. Left out: OpenAI's TensorFlow checkpoints and Hugging Face's files (the
+names are GPT-2's, the format is numpy's), and any layout but one array per parameter.
 """
 
 import hashlib
