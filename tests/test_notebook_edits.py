@@ -663,6 +663,7 @@ def test_lesson_07_gives_the_predicted_time_ratio_as_a_speedup_too():
         "import pandas as pd\n"
         "from IPython.display import Markdown, display\n"
         "from speclab.counting import expected_tokens_per_round\n"
+        "from speclab.render import decimals\n"
         "row = {'median': 1.4, 'q25': 1.3, 'q75': 1.5, 'predicted': 0.8, 'alpha': 0.7,\n"
         "       'tokens per target forward': 2.9}\n"
         "speed = pd.DataFrame([row, row], index=['exact rule', 'draw and match (a)'])\n"
