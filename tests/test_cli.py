@@ -86,8 +86,40 @@ def test_a_prompt_that_starts_with_a_dash_gets_a_hint(argv, text, capsys, monkey
     if text is None:
         assert "put -- before it" not in err
     else:
-        assert f"{hint} (speclab demo -- '{text}')" in err
+        assert f"{hint}, after every option (speclab demo -- '{text}')" in err
         assert main(["demo", "--", text]) == 0  # the hint works
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint", "works"),
+    [
+        (["demo", "hello", "world"], 'speclab demo "hello world"', ["demo", "hello world"]),
+        (["demo", "--k", "3", "def", "add(a,", "b):"], 'speclab demo "def add(a, b):"',
+         ["demo", "--k", "3", "def add(a, b):"]),
+        (["demo", "--", "-x", "foo"], 'speclab demo -- "-x foo"', ["demo", "--", "-x foo"]),
+        (["demo", "--", "-x", "--k", "2"], "every word after -- is read as the prompt: give the "
+         "options first", ["demo", "--k", "2", "--", "-x"]),
+        (["train", "smoke", "smoke"], None, None),
+        (["bench", "forward", "decode"], None, None),
+    ],
+)  # fmt: skip
+def test_words_a_command_does_not_take_get_its_usage_and_a_prompt_its_quotes(
+    argv, hint, works, capsys, monkeypatch
+):
+    """`speclab demo hello world` (a prompt typed without quotes) got the top parser's usage,
+    `speclab [-h] COMMAND ...`, and no word of quotes; so did `speclab train smoke smoke`."""
+    monkeypatch.setattr("speclab.demo.run", lambda args: 0)  # parse only: no model is run
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: speclab {argv[0]} ")
+    assert f"speclab {argv[0]}: error: unrecognized arguments: " in err
+    if hint is None:
+        assert "quotes" not in err
+    else:
+        assert err.rstrip().endswith(hint), err
+        assert main(works) == 0  # the hint works
 
 
 def test_a_relative_path_too_long_is_blamed_on_its_option_not_on_the_command(

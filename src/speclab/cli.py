@@ -62,7 +62,13 @@ def build_parser(argv: list[str] | None = None):
 
                 prog, text = found
                 message += (f"; '{shown(text)}' is read as an option: to give a prompt that "
-                            f"starts with '-', put -- before it ({prog} -- '{shown(text)}')")  # fmt: skip
+                            f"starts with '-', put -- before it, after every option "
+                            f"({prog} -- '{shown(text)}')")  # fmt: skip
+            elif words := self._prompt_in_pieces(message, arguments):
+                message += (f"; a prompt of several words goes in quotes, as one argument: "
+                            f"{self.prog} {words}")  # fmt: skip
+            elif self._options_after_dashes(message, arguments):
+                message += "; every word after -- is read as the prompt: give the options first"
             if tr is None:
                 super().error(message)
             self.print_usage(sys.stderr)
@@ -75,7 +81,12 @@ def build_parser(argv: list[str] | None = None):
             found = self._dashed_prompt(arguments if args is None else list(args))
             if found and found[1].startswith("-h") and not found[1].startswith("--"):
                 self.error(f"unrecognized arguments: {found[1]}")  # error() adds the hint
-            return super().parse_args(args, namespace)
+            parsed, extras = self.parse_known_args(args, namespace)
+            if extras:  # argparse blames the top parser: the command's own usage helps more
+                command = getattr(parsed, "command", None)
+                chosen = self._subparsers._group_actions[0].choices.get(command)
+                (chosen or self).error(f"unrecognized arguments: {' '.join(extras)}")
+            return parsed
 
         def format_usage(self):
             text = super().format_usage()
@@ -91,6 +102,36 @@ def build_parser(argv: list[str] | None = None):
             takes for an option."""
             matcher = getattr(self, "_negative_number_matcher", None)  # argparse's own
             return bool(matcher.match(text)) if matcher is not None else _float(text)
+
+        def _prompt_in_pieces(self, message: str, argv: list[str]) -> str | None:
+            """The words of a prompt typed without quotes (`speclab demo hello world`: argparse
+            takes "hello" as the prompt and refuses "world"), joined in quotes; None otherwise."""
+            prompt = [a for a in self._get_positional_actions() if a.dest == "prompt"]
+            unknown = message.removeprefix("unrecognized arguments: ").split(" ")
+            command = self.prog.split()[-1]
+            if not prompt or not message.startswith("unrecognized arguments: "):
+                return None
+            if any(word.startswith("-") for word in unknown) or command not in argv:
+                return None  # an unknown option: not this mistake
+            from speclab.student_files import shown
+
+            typed, options, plain = argv[argv.index(command) + 1 :], self._option_string_actions, []
+            if "--" in typed:  # `demo -- -x foo`: all of it is the prompt
+                words = typed[typed.index("--") + 1 :]
+                return f'-- "{shown(" ".join(words))}"' if len(words) > 1 else None
+            for i, word in enumerate(typed):
+                before = options.get(typed[i - 1]) if i else None
+                if not word.startswith("-") and (before is None or before.nargs == 0):
+                    plain.append(word)  # not an option, nor an option's value
+            return f'"{shown(" ".join(plain))}"' if len(plain) > 1 else None
+
+        def _options_after_dashes(self, message: str, argv: list[str]) -> bool:
+            """`speclab demo -- -x --k 2`: after --, every word is the prompt's."""
+            if not message.startswith("unrecognized arguments: ") or "--" not in argv:
+                return False
+            after = argv[argv.index("--") + 1 :]
+            unknown = message.removeprefix("unrecognized arguments: ").split(" ")
+            return any(word.startswith("-") for word in unknown) and unknown[0] in after
 
         def _dashed_prompt(self, argv: list[str]) -> tuple[str, str] | None:
             """(command, the first argument before "--" that starts with "-" and is not one
