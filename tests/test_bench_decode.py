@@ -501,6 +501,25 @@ def test_a_lesson_shows_the_report_without_the_projects_goals(report):
     assert "describe_report(report, goals=False)" in lesson and "NOT met" not in lesson
 
 
+def test_only_a_full_run_is_judged_against_the_projects_goals(report):
+    """A 3-token --quick run printed "goal copy-heavy lookup speedup at its best fixed k:
+    1.22 (>= 2.5): NOT met", as if the project had failed, and a share of 100 % as "1"."""
+    from speclab.decode_reports import is_full_run, load_report
+    from speclab.paths import data_dir
+
+    assert not is_full_run(report)  # the fixture: a quick run
+    printed = bench_decode.describe_report(report)
+    assert "goals: not judged, as this run measured less than `make bench` does" in printed
+    assert "NOT met" not in printed and ": met" not in printed
+    shipped = load_report(data_dir() / "bench" / "decode.json")
+    assert is_full_run(shipped)
+    printed = bench_decode.describe_report(shipped)
+    assert "not judged" not in printed
+    share = shipped["goals"]["prediction within 10 %"]["value"]
+    assert f"goal prediction within 10 %: {share:.0%} (share of fixed-k rows)" in printed
+    assert f"goal {bench_decode.COPY_GOAL}: " in printed
+
+
 def test_quick_caps_the_new_tokens_without_raising_a_prompts_own_budget():
     """--quick used to force 64 new tokens, so a long prompt with a budget of 3 no longer fit."""
     from speclab.bench_decode import QUICK, Settings
