@@ -299,6 +299,36 @@ def test_sigterm_halfway_leaves_no_hidden_build_folder(tmp_path):
     assert not out.exists()  # the hidden folder the build was made in, and --out it made, gone
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="no SIGTERM to send on Windows")
+def test_a_stop_after_the_build_is_in_place_says_so(tmp_path):
+    """A stop on the way out, the new build already moved into --out, had said that the
+    pages were discarded and --out left as it was (a hostile review: 3 in 80 tries)."""
+    import subprocess
+    import textwrap
+
+    lessons, out = _small_lessons(tmp_path), tmp_path / "out"
+    script = textwrap.dedent(f"""
+        import os, signal, sys, time
+        from speclab import cli, handouts
+        real = handouts.Built
+        def built(source, html, *rest):  # after the move: the list of pages in --out is made
+            if handouts.STAGE_PREFIX not in str(html):  # not build_page's, in the hidden folder
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            return real(source, html, *rest)
+        handouts.Built = built
+        sys.exit(cli.main(["handouts", "--lessons", {str(lessons)!r}, "--out", {str(out)!r},
+                           "--no-pdf"]))
+    """)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 143, done.stderr
+    said = f"handouts: stopped after the build was written; {out} holds it whole"
+    assert done.stderr.strip() == f"{said}\ninterrupted"
+    assert (out / "index.html").is_file() and (out / "99_x.html").is_file()
+    assert [p.name for p in out.iterdir() if "building" in p.name] == []
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="os.kill(SIGINT) ends the process there")
 def test_ctrl_c_in_the_modules_own_entry_point_is_the_commands_message(tmp_path):
     """`python -m speclab.handouts` parsed its own arguments and ran without the command's

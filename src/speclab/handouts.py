@@ -344,10 +344,14 @@ def build_page(
     return Built(source, html_path, tuple(pdfs), title, lang)
 
 
-def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list[Built]:
+def build_all(
+    lessons_dir: Path, out_dir: Path, pdf: bool | None = None, done: list | None = None
+) -> list[Built]:
     """lessons/*.md -> out_dir/*.html, lessons/answers/*.md -> out_dir/answers/*.html, + PDFs.
 
-    pdf=None prints PDFs exactly when Chromium is installed.
+    pdf=None prints PDFs exactly when Chromium is installed. `done`, if given, gets out_dir
+    appended the moment the new build is in place: a Ctrl-C after that moment, on the way
+    out, must not be reported as one that left the earlier build.
     """
     if lessons_dir.exists() and not lessons_dir.is_dir():
         raise HandoutError(f"{lessons_dir} is a file: give --lessons a folder of .md files")
@@ -380,17 +384,18 @@ def build_all(lessons_dir: Path, out_dir: Path, pdf: bool | None = None) -> list
     busy = (f"another handouts build is writing to {out_dir}; wait for it to end, or give "
             "another --out")  # fmt: skip
     with one_at_a_time(out_dir, busy, "--out", LOCK, HandoutError):
-        return _build_in(out_dir, lessons_dir, languages, pdf)
+        return _build_in(out_dir, lessons_dir, languages, pdf, [] if done is None else done)
 
 
-def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool) -> list[Built]:
+def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool, done: list) -> list[Built]:
     """build_all's work, with out_dir made and locked."""
     earlier = check_out_dir(out_dir, lessons_dir, _files_a_build_writes(languages))
     # Built in a hidden folder inside out_dir (the same disk: a move is a rename), then moved
     # in: a build that stops halfway (a bad figure, Ctrl-C) leaves the earlier build whole.
     for leftover in out_dir.glob(f"{STAGE_PREFIX}*"):  # from a build killed outright
         shutil.rmtree(leftover, ignore_errors=True)
-    stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
+    with _not_stopped():  # made and named at once: a stop between them would leave it behind
+        stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
     try:
         built = [
             build_page(
@@ -411,8 +416,10 @@ def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool) -> list[Bu
             for name in new_files:
                 (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
                 (stage / name).replace(out_dir / name)
+            done.append(out_dir)
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        with _not_stopped():  # a stop in the middle would leave half of it
+            shutil.rmtree(stage, ignore_errors=True)
 
     def moved(path: Path) -> Path:
         return out_dir / path.relative_to(stage)
@@ -576,8 +583,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     restore = sigterm_stops_cleanly()  # `kill` or `timeout`: the hidden build folder removed too
     made = first_missing(Path(args.out))  # a failed build leaves no empty folders it made
+    done = []  # args.out, once the new build is in place
     try:
-        built = build_all(args.lessons, args.out, pdf=args.pdf)
+        built = build_all(args.lessons, args.out, pdf=args.pdf, done=done)
         args.saved = (Path(args.out) / "index.html",)  # named by speclab's main if stdout fails
     except HandoutError as error:
         print(printable(f"handouts: {error}"), file=sys.stderr)
@@ -587,8 +595,12 @@ def run(args: argparse.Namespace) -> int:
               "left as it was", file=sys.stderr)  # fmt: skip
         return 1
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: speclab's main says "interrupted"
-        print(f"handouts: stopped; the pages built so far are discarded and "
-              f"{shown(str(args.out))} is left as it was", file=sys.stderr)  # fmt: skip
+        if done:  # it came on the way out: the build was already whole in --out
+            print(f"handouts: stopped after the build was written; {shown(str(args.out))} "
+                  "holds it whole", file=sys.stderr)  # fmt: skip
+        else:
+            print(f"handouts: stopped; the pages built so far are discarded and "
+                  f"{shown(str(args.out))} is left as it was", file=sys.stderr)  # fmt: skip
         raise
     except OSError as error:  # a read-only or full disk, a folder where a file must go
         if error.errno == errno.ENAMETOOLONG:  # --lessons or --out: speclab's main names it
