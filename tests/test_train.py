@@ -738,10 +738,13 @@ def test_a_second_training_writing_the_same_out_is_refused(tmp_path):
         with pytest.raises(ValueError, match=f"another training is writing its weights to {out}"):
             train(RECIPES["smoke"], tmp_path / "b", out=out, progress=False)
         assert not out.exists() and not (tmp_path / "b").exists()
+        assert (tmp_path / ".shared.npz.speclab-train.lock").exists()  # run A's, kept
         train(replace(RECIPES["smoke"], steps=2), tmp_path / "c", out=other, progress=False)
     assert other.is_file()
     train(replace(RECIPES["smoke"], steps=2), tmp_path / "b", out=out, progress=False)
     assert out.is_file()  # the lock ends with the run that held it
+    # and no lock file is left in the folder of --out, which may be a student's own
+    assert [p.name for p in tmp_path.glob(".*.speclab-train.lock")] == []
 
 
 def test_a_failed_start_with_out_in_its_new_run_folder_leaves_no_folder(tmp_path):
@@ -1255,8 +1258,8 @@ def test_a_full_disk_is_named_and_the_checkpoint_kept(tmp_path, monkeypatch, cap
     assert status == 1 and "exported to" not in printed.out + printed.err  # it was not
     assert f"no space left on the disk of {out}; " in printed.err and "kept whole" in printed.err
     assert (run_dir / "checkpoint.npz").read_bytes() == before and not out.exists()
-    left = [p.name for p in tmp_path.iterdir() if not p.name.endswith(".speclab-train.lock")]
-    assert left == ["run"]  # no temporary file left (the --out lock, empty, stays as locks do)
+    left = [p.name for p in tmp_path.iterdir()]
+    assert left == ["run"]  # no temporary file left, and no --out lock either
 
 
 def test_a_full_standard_output_is_not_blamed_on_the_run_folder(tmp_path, monkeypatch, capsys):

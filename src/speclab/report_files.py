@@ -153,15 +153,16 @@ def remove_if_unused(folder: Path, made: Path | None, lock: str = ".lock", *othe
         names = {p.name for p in folder.iterdir()}
         if lock in names and names <= {lock, *others}:
             for name in sorted(names):  # a process refused by another's lock keeps off
-                _remove_unless_held(folder / name)
+                remove_unless_held(folder / name)
     except OSError:  # gone already, or not ours to remove: leave it
         return
     remove_empty_folders(folder, made)
 
 
-def _remove_unless_held(lock: Path) -> None:
+def remove_unless_held(lock: Path) -> None:
     """Remove the lock file while holding it, unless another process holds it (a build or a
-    training still running there: its folder must stay). Where nothing can lock, remove it."""
+    training still running there: its folder must stay). Where nothing can lock, remove it.
+    OSError if it cannot be opened (gone, a link, not ours)."""
     try:
         import fcntl
     except ImportError:

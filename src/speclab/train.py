@@ -57,7 +57,12 @@ from speclab.copy_metrics import (
 from speclab.corpus import batch, load_corpus
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
-from speclab.report_files import first_missing, one_at_a_time, remove_if_unused
+from speclab.report_files import (
+    first_missing,
+    one_at_a_time,
+    remove_if_unused,
+    remove_unless_held,
+)
 from speclab.weights import file_sha256, flatten, init_params, save, unflatten
 
 # --- the loop penalty --------------------------------------------------------------------
@@ -216,15 +221,23 @@ def _out_lock(out: Path) -> str:
     return f".{out.name}.speclab-train.lock"
 
 
+@contextlib.contextmanager
 def _out_held(out: Path | None):
     """One training at a time writing `out`: two runs started together with the same --out
     (and other run folders) both passed the check for another run's weights, and the later
-    one's weights silently replaced the earlier one's. The lock file sits beside `out`."""
+    one's weights silently replaced the earlier one's. The lock file sits beside `out` while
+    the run lasts, and is removed after it (the folder may be a student's own)."""
     if out is None or not out.parent.is_dir():
-        return contextlib.nullcontext()
+        yield
+        return
     busy = (f"another training is writing its weights to {out}; wait for it to end, or give "
             "another --out")  # fmt: skip
-    return one_at_a_time(out.parent, busy, "--out", _out_lock(out))
+    try:
+        with one_at_a_time(out.parent, busy, "--out", _out_lock(out)):
+            yield
+    finally:
+        with contextlib.suppress(OSError):  # gone already, or not ours; held by another run: kept
+            remove_unless_held(out.parent / _out_lock(out))
 
 
 # A loss (nats per byte) no training that learns reaches: guessing uniformly costs ln 256 = 5.5;
