@@ -17,7 +17,7 @@ from speclab.cli import importing, run_script, text_path_argument
 with importing():  # Ctrl-C while numpy loads: one line, not a traceback
     import numpy as np
 
-    from speclab.decoding import speculative_decode
+    from speclab.decoding import context_overflow, speculative_decode
     from speclab.demo import MAX_K
     from speclab.drafters import PromptLookupDrafter
     from speclab.paths import weights_dir
@@ -46,14 +46,19 @@ def main() -> None:
     scenarios = load_scenarios()
     for path, model in zip(args.weights, models, strict=True):  # every prompt fits, or say so now
         for scenario in scenarios:
-            for prompt in scenario.prompts[: args.prompts]:
-                needed = len(prompt.tokens) + min(prompt.max_new_tokens, args.max_new_tokens)
-                if needed > model.config.n_ctx:
-                    raise ValueError(
-                        f"{shown(str(path))}: its context of {model.config.n_ctx} cannot hold "
-                        f"{scenario.name} prompt {prompt.id!r} and its new tokens ({needed}); "
-                        "lower --max-new-tokens or --prompts"
-                    )
+            for index, prompt in enumerate(scenario.prompts[: args.prompts]):
+                stuck = (  # the prompt alone fills the context: only leaving it out helps
+                    f"give --prompts {index} to leave it out" if index
+                    else "give weights of a model with a longer context"
+                )  # fmt: skip
+                problem = context_overflow(
+                    len(prompt.tokens), min(prompt.max_new_tokens, args.max_new_tokens),
+                    model.config.n_ctx, f"{scenario.name} prompt {prompt.id!r}",
+                    window=f"the context window of {shown(str(path))}",
+                    fewer="give --max-new-tokens of at most {}", shorter="", stuck=stuck,
+                )  # fmt: skip
+                if problem:
+                    raise ValueError(problem)
     for path, model in zip(args.weights, models, strict=True):
         bits = model.meta.get("val_bits_per_byte")
         print(printable(f"== {path}: {steps_label(model.meta)}, {bits} bits/byte"))
