@@ -172,6 +172,18 @@ def test_pdf_on_a4_and_letter(tmp_path):
 
 
 @needs_chromium
+def test_a_tmpdir_that_does_not_exist_does_not_stop_the_pdfs(tmp_path, monkeypatch):
+    """TMPDIR=/nonexistent: Python's temporary files fall back to /tmp, but Chromium, given
+    the variable as it was, failed with "Failed to create a ProcessSingleton"."""
+    import tempfile
+
+    tempfile.gettempdir()  # found before the variable changes, as in a fresh process
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "no-such-folder"))
+    built = build_page(HANDOUTS[0], tmp_path / "out", tmp_path / "figures", pdf=True)
+    assert len(built.pdfs) == 2 and all(pdf.stat().st_size > 1000 for pdf in built.pdfs)
+
+
+@needs_chromium
 def test_a_real_handout_prints(tmp_path):
     handout = HANDOUTS[0]
     built = build_page(handout, tmp_path, tmp_path / "figures", pdf=True)

@@ -83,8 +83,11 @@ def _run_chromium(command: list[str]) -> tuple[int, str]:
     """
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
         try:
+            # TMPDIR: the folder Python found usable; Chromium given one that does not exist
+            # (TMPDIR=/nonexistent) failed with "Failed to create a ProcessSingleton"
+            env = os.environ | {"TMPDIR": tempfile.gettempdir()}
             process = subprocess.Popen(
-                command, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True
+                command, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, env=env
             )
         except OSError as error:  # not executable, or gone since chromium_available()
             raise _chromium_error(f"{CHROMIUM}: {error.strerror or error}") from None
