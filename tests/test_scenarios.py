@@ -169,6 +169,15 @@ def test_folder_level_errors(tmp_path):
     with pytest.raises(ScenarioError, match="is a file; give the folder that holds it"):
         load_scenarios(tmp_path / "one.toml")
     (tmp_path / "one.toml").unlink()
+    if hasattr(os, "mkfifo"):  # a FIFO is no file to find a folder around (a review's try)
+        os.mkfifo(tmp_path / "pipe")
+        with pytest.raises(ScenarioError, match=r"pipe: is not a folder \(a folder of"):
+            load_scenarios(tmp_path / "pipe")
+        (tmp_path / "pipe").unlink()
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(ScenarioError, match="loop: leads into a symbolic link loop"):
+        load_scenarios(tmp_path / "loop")  # it had said "no such folder"
+    (tmp_path / "loop").unlink()
     (tmp_path / "latin1.toml").write_bytes(GOOD.replace("abc", "caf\xe9").encode("latin-1"))
     with pytest.raises(ScenarioError, match="latin1.toml: not UTF-8"):
         load_scenarios(tmp_path)

@@ -145,7 +145,14 @@ def load_scenarios(folder=None, names=None) -> list[Scenario]:
 
     folder = Path(folder) if folder is not None else prompts_dir()
     if not folder.is_dir():
-        what = "is a file; give the folder that holds it" if folder.exists() else "no such folder"
+        from speclab.report_files import broken_link
+
+        if folder.is_file():
+            what = "is a file; give the folder that holds it"
+        elif folder.exists():  # a FIFO, a device
+            what = "is not a folder"
+        else:
+            what = broken_link(folder) or "no such folder"
         raise ScenarioError(f"{folder}: {what} (a folder of scenario files, *.toml)")
     from speclab.report_files import unlisted
 
