@@ -66,3 +66,12 @@ def test_cpu_caches_are_sizes_in_bytes():
     assert all(isinstance(size, int) and size > 0 for size in caches.values())
     assert all(name in {"L1d", "L1", "L2", "L3", "L4"} for name in caches)
     assert timing.machine_record()["caches"] == caches
+
+
+@pytest.mark.parametrize("n_threads", ["1", 2.5, 0, -1, True])
+def test_blas_threads_takes_a_whole_number_from_one(n_threads):
+    """A notebook's THREADS = "1" ended in threadpoolctl's TypeError, and 0 or -1 passed."""
+    with pytest.raises(ValueError, match=f"BLAS threads {n_threads!r}: give a whole number"):
+        timing.blas_threads(n_threads)
+    with timing.blas_threads(np.int64(1)), timing.blas_threads(None):
+        pass

@@ -100,6 +100,8 @@ def test_the_explorer_says_it_is_measuring_while_it_measures():
         ({"n_new_values": "125"}, "a list of whole numbers"),
         ({"n_layer": 100}, "n_layer"),
         ({"n_past": 10**6}, "n_past"),
+        ({"blas_threads": "2"}, "blas_threads"),  # threadpoolctl's own TypeError, at each move
+        ({"blas_threads": 0}, "blas_threads"),
     ],
 )
 def test_width_explorer_refuses_a_measurement_that_would_not_finish(options, named):

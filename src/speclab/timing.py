@@ -114,7 +114,12 @@ def blas_threads(n_threads: int | None):
 
     if n_threads is None:
         return nullcontext()
-    return threadpool_limits(limits=n_threads, user_api="blas")
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int | np.integer) or n_threads < 1:
+        raise ValueError(  # threadpoolctl said "limits must either be an int, a list, ..."
+            f"BLAS threads {n_threads!r}: give a whole number from 1 up (or None: the library's "
+            "default)"
+        )
+    return threadpool_limits(limits=int(n_threads), user_api="blas")  # an np.int64 too
 
 
 # --- interleaved timing ----------------------------------------------------------------------

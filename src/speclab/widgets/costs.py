@@ -64,6 +64,8 @@ class WidthExplorer(Shown):
         self.n_layer, self.n_past, self.repeats = n_layer, n_past, repeats
         self.n_new_values, self.tolerance = list(n_new_values), tolerance
         self.seed = checked_number(seed, 0, 2**32 - 1, "seed", whole=True)  # numpy named nothing
+        if blas_threads is not None:  # None: the library's default
+            checked_number(blas_threads, 1, 1024, "blas_threads", whole=True)
         self.blas_threads = blas_threads
         self.width = widgets.IntSlider(
             value=width, min=128, max=768, step=128, description="width",
