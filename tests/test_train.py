@@ -1407,3 +1407,16 @@ def test_a_closed_pipe_stops_the_run_and_says_what_is_kept(tmp_path):
         "on from it"
     )
     assert (tmp_path / "run" / "checkpoint.npz").is_file()
+
+
+def test_a_checkpoint_link_that_leads_nowhere_is_named_not_read_as_a_fresh_start(tmp_path):
+    """A broken checkpoint.npz link read as no checkpoint: the run started again at step 0,
+    with no word, and replaced the link (a hostile review)."""
+    from speclab.train import train
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "checkpoint.npz").symlink_to(tmp_path / "moved-away.npz")
+    with pytest.raises(ValueError, match="checkpoint.npz goes through a link that leads nowhere"):
+        train(replace(RECIPES["smoke"], steps=2), run_dir, progress=False)
+    assert (run_dir / "checkpoint.npz").is_symlink()  # left as it was

@@ -58,6 +58,7 @@ from speclab.corpus import batch, load_corpus
 from speclab.gpt import GPTConfig
 from speclab.recipe import TrainConfig
 from speclab.report_files import (
+    broken_link,
     first_missing,
     one_at_a_time,
     remove_if_unused,
@@ -251,6 +252,9 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
     from tqdm.auto import tqdm
 
     checkpoint = run_dir / "checkpoint.npz"
+    if checkpoint.is_symlink() and not checkpoint.exists():  # else read as no checkpoint: step 0
+        raise ValueError(f"{checkpoint} {broken_link(checkpoint)}: remove the link to start "
+                         "afresh, or point it at the checkpoint to resume")  # fmt: skip
     config = cfg.model_config
     corpus = load_corpus(cfg.max_corpus_bytes)
     for split, least in (("train", 8 * cfg.n_ctx + 4096), ("val", 2 * cfg.n_ctx + 1024)):
