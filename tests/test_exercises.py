@@ -1012,6 +1012,36 @@ def test_a_ctrl_c_that_c_code_prints_and_drops_is_not_printed_and_not_lost(capfd
     assert sys.excepthook is sys.__excepthook__
 
 
+ESCAPED_CTRL_C_SCRIPTS = {
+    # run_script set its SIGTERM handler outside its `try`: a Ctrl-C there escaped it
+    "run_script's start": """
+from speclab import cli
+def sigterm_stops_cleanly():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+cli.sigterm_stops_cleanly = sigterm_stops_cleanly
+cli.run_script(lambda: 0, "x.py")
+""",
+    # any other gap: a Ctrl-C that no caller's `try` catches, while the handler is set
+    "a gap": """
+from speclab import cli
+seen, restore = cli._note_ctrl_c()
+os.kill(os.getpid(), signal.SIGINT)
+time.sleep(1)
+""",
+}
+
+
+@pytest.mark.parametrize("where", sorted(ESCAPED_CTRL_C_SCRIPTS))
+def test_a_ctrl_c_that_escapes_every_caller_is_still_one_line(tmp_path, where):
+    """The excepthook that drops a Ctrl-C which C code printed (4cafc4e) had also swallowed
+    one that reached the top: the program ended with status 130 and not a word (a review)."""
+    script = write(tmp_path, "s.py", "import os, signal, time\n" + ESCAPED_CTRL_C_SCRIPTS[where])
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60)
+    assert result.stderr == b"interrupted\n", result.stderr.decode()
+    assert result.returncode in (130, -signal.SIGINT)
+
+
 DROPPED_CTRL_C_SCRIPTS = {
     "importing": """
 from speclab.cli import importing

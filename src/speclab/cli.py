@@ -509,8 +509,9 @@ def run_script(main, name: str) -> None:
     except KeyboardInterrupt:  # at once: while `signal` loads
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    restore_sigterm = sigterm_stops_cleanly()  # `kill` or `timeout`: the script's clean-up runs
+    restore_sigterm = lambda: None  # noqa: E731  (until the handler below is set)
     try:
+        restore_sigterm = sigterm_stops_cleanly()  # `kill` or `timeout`: the clean-up runs
         status = main()
         if sys.stdout is not None:
             sys.stdout.flush()
@@ -571,10 +572,13 @@ def _note_ctrl_c():
         previous_hook(report)
 
     def excepthook(kind, value, traceback):
-        # the callers catch every KeyboardInterrupt that reaches them: one printed here was
-        # printed by C code that goes on
         if seen and isinstance(value, KeyboardInterrupt):
-            dropped.append(True)
+            if traceback is not None and traceback.tb_frame.f_back is None:
+                # from the program's top: it escaped a caller's `try` through a gap (a line
+                # before it), so Python is ending; say it in the callers' words
+                print("interrupted", file=sys.stderr)
+                return
+            dropped.append(True)  # printed by C code that goes on: the callers carry on
             return
         previous_excepthook(kind, value, traceback)
 
