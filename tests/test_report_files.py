@@ -179,3 +179,26 @@ def test_what_stands_where_a_folder_should_is_named_as_what_it_is(tmp_path):
         writable_folder(tmp_path / "pipe")
     if os.path.exists("/dev/null"):
         assert kind_of(Path("/dev/null")) == "a device"
+
+
+def test_a_lock_file_removed_between_its_open_and_its_lock_is_not_held(tmp_path, monkeypatch):
+    """A run that ends removes its lock file (speclab train, beside --out). Another run that
+    had opened the file just before then locked a file no longer at the path, and a third run
+    locked a new one: both wrote the same --out (a review)."""
+    fcntl = pytest.importorskip("fcntl")
+    from speclab.report_files import one_at_a_time
+
+    real, removed = fcntl.flock, []
+
+    def flock(fd, operation):  # the first run ends between the second's open and its lock
+        if not removed:
+            removed.append(True)
+            os.unlink(tmp_path / ".lock")
+        return real(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with one_at_a_time(tmp_path, "busy", "--out"):
+        monkeypatch.setattr(fcntl, "flock", real)
+        assert removed and (tmp_path / ".lock").is_file()  # it holds the file at the path
+        with pytest.raises(ValueError, match="busy"), one_at_a_time(tmp_path, "busy", "--out"):
+            pass  # a third run is refused

@@ -278,24 +278,42 @@ def one_at_a_time(folder: Path, busy: str, option: str, name: str = ".lock", ref
         yield
         return
     lock = folder / name
-    try:  # no O_TRUNC, O_NOFOLLOW: a file or link put there is left as it is, and so is its
-        # target; O_NONBLOCK: a FIFO put there fails at once instead of waiting for a reader
-        fd = os.open(lock, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
-    except OSError:
-        if lock.is_symlink() or lock.exists() and not lock.is_file():
-            kind = "a symbolic link" if lock.is_symlink() else "not a file"
-            raise refuse(f"{lock} is {kind}; speclab keeps a lock file there: remove it, "
-                         f"or give another {option}") from None  # fmt: skip
-        yield  # a read-only folder: nothing can be written there either
-        return
-    try:
+    for _ in range(100):  # again while a finished run removes the file we opened (see below)
+        try:  # no O_TRUNC, O_NOFOLLOW: a file or link put there is left as it is, and so is its
+            # target; O_NONBLOCK: a FIFO put there fails at once instead of waiting for a reader
+            fd = os.open(lock, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+        except OSError:
+            if lock.is_symlink() or lock.exists() and not lock.is_file():
+                kind = "a symbolic link" if lock.is_symlink() else "not a file"
+                raise refuse(f"{lock} is {kind}; speclab keeps a lock file there: remove it, "
+                             f"or give another {option}") from None  # fmt: skip
+            yield  # a read-only folder: nothing can be written there either
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
+            os.close(fd)
             if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
                 yield  # a file system without locks
                 return
             raise refuse(busy) from None
+        # `remove_unless_held` removes a lock file once its run ends: locked after that, the
+        # file is no longer the one at the path, and a third run would lock a new one
+        if _same_file(fd, lock):
+            break
+        os.close(fd)
+    else:
+        raise refuse(busy)
+    try:
         yield
     finally:
         os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open file fd is still the file at path (not removed or replaced since)."""
+    try:
+        here, there = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
