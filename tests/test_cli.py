@@ -91,23 +91,30 @@ def test_a_prompt_that_starts_with_a_dash_gets_a_hint(argv, text, capsys, monkey
 
 
 @pytest.mark.parametrize(
-    ("argv", "hint", "works"),
+    ("argv", "hint"),
     [
-        (["demo", "hello", "world"], 'speclab demo "hello world"', ["demo", "hello world"]),
-        (["demo", "--k", "3", "def", "add(a,", "b):"], 'speclab demo "def add(a, b):"',
-         ["demo", "--k", "3", "def add(a, b):"]),
-        (["demo", "--", "-x", "foo"], 'speclab demo -- "-x foo"', ["demo", "--", "-x foo"]),
-        (["demo", "--", "-x", "--k", "2"], "every word after -- is read as the prompt: give the "
-         "options first", ["demo", "--k", "2", "--", "-x"]),
-        (["train", "smoke", "smoke"], None, None),
-        (["bench", "forward", "decode"], None, None),
+        (["demo", "hello", "world"], "speclab demo 'hello world'"),
+        (["demo", "--k", "3", "def", "add(a,", "b):"], "speclab demo --k 3 'def add(a, b):'"),
+        # a shortened option's value is no word of the prompt (it had hinted "5 hello world")
+        (["demo", "--max-new", "5", "hello", "world"], "speclab demo --max-new 5 'hello world'"),
+        (["demo", "--k=3", "cost $5", "now"], "speclab demo --k=3 'cost $5 now'"),  # no $5 lost
+        (["demo", "say \"hi\"", "there"], """speclab demo 'say "hi" there'"""),
+        (["demo", "--", "-x", "foo"], "speclab demo -- '-x foo'"),
+        (["demo", "--", "-x", "--k", "2"],
+         "every word after -- is read as the prompt: give the options first"),
+        (["train", "smoke", "smoke"], None),
+        (["bench", "forward", "decode"], None),
+        (["train", "smoke", "--", "--steps", "3"], None),  # no prompt: no word of one
+        (["bench", "decode", "--", "--quick"], None),
     ],
 )  # fmt: skip
 def test_words_a_command_does_not_take_get_its_usage_and_a_prompt_its_quotes(
-    argv, hint, works, capsys, monkeypatch
+    argv, hint, capsys, monkeypatch
 ):
     """`speclab demo hello world` (a prompt typed without quotes) got the top parser's usage,
     `speclab [-h] COMMAND ...`, and no word of quotes; so did `speclab train smoke smoke`."""
+    import shlex
+
     monkeypatch.setattr("speclab.demo.run", lambda args: 0)  # parse only: no model is run
     with pytest.raises(SystemExit) as stop:
         main(argv)
@@ -116,10 +123,11 @@ def test_words_a_command_does_not_take_get_its_usage_and_a_prompt_its_quotes(
     assert err.startswith(f"usage: speclab {argv[0]} ")
     assert f"speclab {argv[0]}: error: unrecognized arguments: " in err
     if hint is None:
-        assert "quotes" not in err
-    else:
-        assert err.rstrip().endswith(hint), err
-        assert main(works) == 0  # the hint works
+        assert "quotes" not in err and "prompt" not in err.splitlines()[-1]
+        return
+    assert err.rstrip().endswith(hint), err
+    if hint.startswith("speclab "):  # the command the hint gives works, as a shell splits it
+        assert main(shlex.split(hint)[1:]) == 0
 
 
 def test_a_relative_path_too_long_is_blamed_on_its_option_not_on_the_command(

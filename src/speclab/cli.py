@@ -64,9 +64,8 @@ def build_parser(argv: list[str] | None = None):
                 message += (f"; '{shown(text)}' is read as an option: to give a prompt that "
                             f"starts with '-', put -- before it, after every option "
                             f"({prog} -- '{shown(text)}')")  # fmt: skip
-            elif words := self._prompt_in_pieces(message, arguments):
-                message += (f"; a prompt of several words goes in quotes, as one argument: "
-                            f"{self.prog} {words}")  # fmt: skip
+            elif again := self._prompt_in_pieces(message, arguments):
+                message += f"; a prompt of several words goes in quotes, as one argument: {again}"
             elif self._options_after_dashes(message, arguments):
                 message += "; every word after -- is read as the prompt: give the options first"
             if tr is None:
@@ -104,30 +103,52 @@ def build_parser(argv: list[str] | None = None):
             return bool(matcher.match(text)) if matcher is not None else _float(text)
 
         def _prompt_in_pieces(self, message: str, argv: list[str]) -> str | None:
-            """The words of a prompt typed without quotes (`speclab demo hello world`: argparse
-            takes "hello" as the prompt and refuses "world"), joined in quotes; None otherwise."""
-            prompt = [a for a in self._get_positional_actions() if a.dest == "prompt"]
+            """The command line again with the words of a prompt typed without quotes
+            (`speclab demo hello world`: argparse takes "hello" as the prompt and refuses
+            "world") as one quoted argument, after the options typed; None otherwise."""
             unknown = message.removeprefix("unrecognized arguments: ").split(" ")
             command = self.prog.split()[-1]
-            if not prompt or not message.startswith("unrecognized arguments: "):
+            if not self._takes_a_prompt() or not message.startswith("unrecognized arguments: "):
                 return None
             if any(word.startswith("-") for word in unknown) or command not in argv:
                 return None  # an unknown option: not this mistake
+            import shlex
+
             from speclab.student_files import shown
 
-            typed, options, plain = argv[argv.index(command) + 1 :], self._option_string_actions, []
-            if "--" in typed:  # `demo -- -x foo`: all of it is the prompt
-                words = typed[typed.index("--") + 1 :]
-                return f'-- "{shown(" ".join(words))}"' if len(words) > 1 else None
-            for i, word in enumerate(typed):
-                before = options.get(typed[i - 1]) if i else None
-                if not word.startswith("-") and (before is None or before.nargs == 0):
-                    plain.append(word)  # not an option, nor an option's value
-            return f'"{shown(" ".join(plain))}"' if len(plain) > 1 else None
+            typed, options, words, value_next = argv[argv.index(command) + 1 :], [], [], False
+            if "--" in typed:  # `demo --k 3 -- -x foo`: all of it after -- is the prompt
+                options, words = typed[: typed.index("--") + 1], typed[typed.index("--") + 1 :]
+            else:
+                for word in typed:
+                    if value_next or (word.startswith("-") and len(word) > 1):
+                        options.append(word)  # an option, or its value
+                        action = None if value_next else self._option_named(word)
+                        value_next = action is not None and action.nargs != 0 and "=" not in word
+                    else:
+                        words.append(word)
+            if len(words) < 2:
+                return None
+            return shown(shlex.join([*self.prog.split(), *options, " ".join(words)]))
+
+        def _option_named(self, word: str):
+            """The option `word` names as argparse reads it: the whole name, or a prefix of
+            one long option only (`--max-new` for --max-new-tokens); None if none."""
+            name = word.split("=", 1)[0]
+            if name in self._option_string_actions:
+                return self._option_string_actions[name]
+            found = {action for option, action in self._option_string_actions.items()
+                     if name.startswith("--") and option.startswith(name)}  # fmt: skip
+            return found.pop() if len(found) == 1 else None
+
+        def _takes_a_prompt(self) -> bool:
+            return any(action.dest == "prompt" for action in self._get_positional_actions())
 
         def _options_after_dashes(self, message: str, argv: list[str]) -> bool:
             """`speclab demo -- -x --k 2`: after --, every word is the prompt's."""
             if not message.startswith("unrecognized arguments: ") or "--" not in argv:
+                return False
+            if not self._takes_a_prompt():
                 return False
             after = argv[argv.index("--") + 1 :]
             unknown = message.removeprefix("unrecognized arguments: ").split(" ")
