@@ -394,9 +394,10 @@ def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool, done: list
     # in: a build that stops halfway (a bad figure, Ctrl-C) leaves the earlier build whole.
     for leftover in out_dir.glob(f"{STAGE_PREFIX}*"):  # from a build killed outright
         shutil.rmtree(leftover, ignore_errors=True)
-    with _not_stopped():  # made and named at once: a stop between them would leave it behind
-        stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
+    stage = None
     try:
+        with _not_stopped():  # made and named at once: a stop between would leave it behind
+            stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
         built = [
             build_page(
                 source,
@@ -417,9 +418,11 @@ def _build_in(out_dir: Path, lessons_dir: Path, languages, pdf: bool, done: list
                 (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
                 (stage / name).replace(out_dir / name)
             done.append(out_dir)
-    finally:
+    finally:  # (a stop in the instant before this line still leaves it: the next build
+        # removes it, as one from a build killed outright)
         with _not_stopped():  # a stop in the middle would leave half of it
-            shutil.rmtree(stage, ignore_errors=True)
+            if stage is not None:
+                shutil.rmtree(stage, ignore_errors=True)
 
     def moved(path: Path) -> Path:
         return out_dir / path.relative_to(stage)
