@@ -517,6 +517,8 @@ def test_only_a_full_run_is_judged_against_the_projects_goals(report):
     assert "not judged" not in printed
     share = shipped["goals"]["prediction within 10 %"]["value"]
     assert f"goal prediction within 10 %: {share:.0%} (share of fixed-k rows)" in printed
+    loop = shipped["goals"]["free text output is not a loop"]["value"]
+    assert f"goal free text output is not a loop: {loop:.0%} (<= 0.3 of the output" in printed
     assert f"goal {bench_decode.COPY_GOAL}: " in printed
 
 
