@@ -232,11 +232,13 @@ def run_decode(args) -> int:
         json_path, csv_path = decode_reports.save_decode_report(report, args.out)
         args.saved = (json_path, csv_path)  # speclab's main names them if stdout then fails
     except OSError as error:
-        print(bench_decode.describe_report(report))  # the run's figures are not lost
+        print(
+            bench_decode.describe_report(report, full=decode_reports.is_full_run(report))
+        )  # the run's figures are not lost
         print(printable(describe_blas(report["machine"])))
         print(printable(f"speclab bench decode: {bench.not_saved(error, args.out)}"), file=sys.stderr)  # fmt: skip
         return 1
-    print(bench_decode.describe_report(report))
+    print(bench_decode.describe_report(report, full=decode_reports.is_full_run(report)))
     if json_path.name != "decode.json":
         print(printable(f"kept {args.out / 'decode.json'}: this run is not a full one of the "
                         "shipped models (or data/prompts/ could not be read to tell), so it is "

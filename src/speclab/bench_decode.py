@@ -565,9 +565,11 @@ def loss_reason(row: dict) -> str | None:
 # --- the summary `speclab bench decode` prints ------------------------------------------------
 
 
-def describe_report(report: dict, goals: bool = True) -> str:
+def describe_report(report: dict, goals: bool = True, full: bool = True) -> str:
     """A short text summary: speedups per scenario, the equality check, and (for the
-    command, not for a lesson: goals=False) the project's goals met or not."""
+    command, not for a lesson: goals=False) the project's goals met or not. full: whether the
+    run measured what `make bench` does (`decode_reports.is_full_run`); else the goals are
+    not judged."""
     lines = []
     settings = report["settings"]
     lines.append(
@@ -595,14 +597,12 @@ def describe_report(report: dict, goals: bool = True) -> str:
         f"every speculative output equal to greedy: {'yes' if check['all_equal'] else 'NO'} "
         f"({check['speculative_runs_checked']} runs checked)"
     )
-    from speclab.decode_reports import is_full_run  # here: it imports this module
-
-    if goals and report["goals"] and not is_full_run(report):
+    if goals and report["goals"] and not full:
         lines.append(
             "goals: not judged, as this run measured less than `make bench` does (--quick, or "
             "fewer prompts, drafters, k values, tokens or repeats)"
         )
-    for name, goal in report["goals"].items() if goals and is_full_run(report) else ():
+    for name, goal in report["goals"].items() if goals and full else ():
         note = f" ({goal['note']})" if "note" in goal else ""
         value = f"{goal['value']:.0%}" if name in SHARE_GOALS else f"{goal['value']:.3g}"
         lines.append(
