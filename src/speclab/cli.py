@@ -106,11 +106,10 @@ def build_parser(argv: list[str] | None = None):
             """The command line again with the words of a prompt typed without quotes
             (`speclab demo hello world`: argparse takes "hello" as the prompt and refuses
             "world") as one quoted argument, after the options typed; None otherwise."""
-            unknown = message.removeprefix("unrecognized arguments: ").split(" ")
-            command = self.prog.split()[-1]
-            if not self._takes_a_prompt() or not message.startswith("unrecognized arguments: "):
+            unknown, command = _unrecognized(message), self.prog.split()[-1]
+            if not self._takes_a_prompt() or not unknown or command not in argv:
                 return None
-            if any(word.startswith("-") for word in unknown) or command not in argv:
+            if any(word.startswith("-") for word in unknown):
                 return None  # an unknown option: not this mistake
             import shlex
 
@@ -146,12 +145,10 @@ def build_parser(argv: list[str] | None = None):
 
         def _options_after_dashes(self, message: str, argv: list[str]) -> bool:
             """`speclab demo -- -x --k 2`: after --, every word is the prompt's."""
-            if not message.startswith("unrecognized arguments: ") or "--" not in argv:
-                return False
-            if not self._takes_a_prompt():
+            unknown = _unrecognized(message)
+            if not unknown or "--" not in argv or not self._takes_a_prompt():
                 return False
             after = argv[argv.index("--") + 1 :]
-            unknown = message.removeprefix("unrecognized arguments: ").split(" ")
             return any(word.startswith("-") for word in unknown) and unknown[0] in after
 
         def _dashed_prompt(self, argv: list[str]) -> tuple[str, str] | None:
@@ -254,6 +251,12 @@ def _learner_translation(argv: list[str]):
             given = value if equals else argv[i + 1]  # the last one given, as argparse takes
     lang = resolve(given) if given in LANGUAGES else resolve()
     return None if lang == "en" else translator(lang)
+
+
+def _unrecognized(message: str) -> list[str]:
+    """The words argparse's "unrecognized arguments: ..." message names ([] for another)."""
+    prefix = "unrecognized arguments: "
+    return message.removeprefix(prefix).split(" ") if message.startswith(prefix) else []
 
 
 def _dashed_value(message: str, argv: list[str], options) -> tuple[str, str] | None:
