@@ -39,8 +39,9 @@ test-slow: $(STAMP)
 test-browser: $(STAMP)
 	$(BIN)/python -m pytest -m browser tests -q $(HANG_GUARD)
 
-# build/handouts/: lessons/*.md and lessons/answers/*.md as print-ready HTML, plus A4 and
-# Letter PDFs when /usr/bin/chromium exists; open build/handouts/index.html.
+# build/handouts/: lessons/*.md and lessons/answers/*.md, and their Chinese and Persian
+# translations in lessons/zh/ and lessons/fa/, as print-ready HTML, plus A4 and Letter PDFs
+# when /usr/bin/chromium exists; open build/handouts/index.html.
 handouts: $(STAMP)
 	$(BIN)/speclab handouts
 

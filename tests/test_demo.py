@@ -288,6 +288,22 @@ def test_the_teacher_guide_describes_what_the_demo_shows_with_the_shipped_target
     assert corrections and all(wrote[q] == body[q] for q in corrections if q < miss)
     assert all(wrote[q] == body[q + 1] for q in corrections if q > miss)
     assert "All corrections but one are the drafter's" in guide
+    # "its last bytes occur more than once earlier ..., and it proposed what followed the
+    # wrong place": the n-gram each such round matched (the longest of 3..1 bytes found
+    # earlier, by string search) has at least two earlier places
+    assert "its last bytes occur more than once earlier" in guide
+    text, matched = EXAMPLES["code-edit"], []
+    for r in spec.rounds:
+        if (
+            r.drafted
+            and r.accepted < len(r.drafted)
+            and len(text) - len(EXAMPLES["code-edit"]) + r.accepted != miss
+        ):
+            gram = next(text[-n:] for n in (3, 2, 1) if text[-n:] in text[:-1])
+            places = [i for i in range(len(text) - len(gram)) if text.startswith(gram, i)]
+            matched.append((gram, len(places)))
+        text += decode(r.new_tokens)
+    assert len(matched) == len(corrections) and all(count >= 2 for _, count in matched), matched
     assert "the drafter proposed the space the prompt has and the model wrote `a`" in guide
     star = body.index("`window`") + len("`window")
     assert corrections.get(star) == ")" and wrote[star] == "`" and "window)" in body

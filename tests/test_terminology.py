@@ -63,3 +63,24 @@ def test_the_banned_words_are_found_where_they_stand():
     text = " ".join('The rest is wiped; the mean accepted length; "mean accepted length"'.split())
     assert re.search(r"\bwip(e|ed|es|ing)\b", text)
     assert len(re.findall(r'(?<!")\bmean accepted length\b', text)) == 1
+
+
+def test_the_checkers_translated_headers_are_the_glossarys_words_or_shortened_from_them():
+    """The glossary: check-guesses uses its words, "only the checker's column headers ...
+    shorten the longer ones (追加 for 目标模型追加的词元, ...)"."""
+    from speclab.exercises import TABLE_HEADER
+    from speclab.i18n import translator
+
+    rows = (ROOT / "lessons" / "glossary.md").read_text(encoding="utf-8").splitlines()
+    cells = {row.split("|")[1].strip(): row.split("|") for row in rows if row.startswith("| ")}
+    glossary_row = {"prefix": "prefix", "guess": "draft", "accepted": "accept",
+                    "added": "added by the target", "output": "new output"}  # fmt: skip
+    assert set(glossary_row) < set(TABLE_HEADER)
+    for column, lang in ((3, "zh"), (4, "fa")):
+        said = translator(lang).gettext
+        for header, term in glossary_row.items():
+            assert said(header) in cells[term][column], (lang, header, said(header))
+    intro = " ".join(rows[:12])
+    assert "追加 for 目标模型追加的词元" in intro and translator("zh").gettext("added") == "追加"
+    assert "<bdi>افزوده</bdi> for <bdi>افزودهٔ هدف</bdi>" in intro
+    assert translator("fa").gettext("added") == "افزوده"
