@@ -170,3 +170,42 @@ def test_a_model_passed_where_params_config_or_cache_go_is_named():
             KVCache(config, dtype)
     cached = forward(model.params, config, [1, 2], KVCache(config, np.float32))  # still works
     assert cached.shape == (2, config.n_vocab)
+
+
+def test_matches_naive_implementation_with_every_layer_norm_its_own(tiny_model):
+    """random_model starts every LayerNorm as the identity (g = 1, b = 0), so the test above
+    cannot tell ln_1 from ln_2 or ln_f: here each gets gains and biases of its own."""
+    rng = np.random.default_rng(7)
+    params = {**tiny_model.params, "h": [dict(block) for block in tiny_model.params["h"]]}
+    for holder, name in [*((block, n) for block in params["h"] for n in ("ln_1", "ln_2")),
+                         (params, "ln_f")]:  # fmt: skip
+        n_embd = tiny_model.config.n_embd
+        holder[name] = {"g": rng.uniform(0.5, 1.5, n_embd), "b": rng.normal(0, 0.3, n_embd)}
+    tokens = list(rng.integers(0, 256, 10))
+    np.testing.assert_allclose(
+        forward(params, tiny_model.config, tokens),
+        naive_forward(params, tiny_model.config, tokens),
+        atol=1e-10,
+    )
+
+
+def test_softmax_of_large_scores_is_shift_invariant():
+    """softmax(x) = softmax(x + c): computed as written, exp(1000) overflows to inf and the
+    result is NaN; subtracting the row's maximum first keeps it finite."""
+    assert softmax(np.array([[1000.0, 1000.0]])).tolist() == [[0.5, 0.5]]
+    x = np.array([[1.0, 2.0, 3.0], [-4.0, 0.0, 4.0]])
+    np.testing.assert_allclose(softmax(x + 800.0), softmax(x), rtol=1e-12)
+
+
+def test_a_cache_fills_to_exactly_the_context_window_and_no_further(tiny_model):
+    """n_ctx positions fit, in one forward or as the last of several; one more does not."""
+    config = tiny_model.config
+    tokens = list(np.random.default_rng(3).integers(0, 256, config.n_ctx))
+    whole = forward(tiny_model.params, config, tokens)
+    cache = KVCache(config)
+    forward(tiny_model.params, config, tokens[:-4], cache)
+    last = forward(tiny_model.params, config, tokens[-4:], cache)
+    assert len(cache) == config.n_ctx
+    np.testing.assert_allclose(last, whole[-4:], atol=1e-10)
+    with pytest.raises(ValueError, match="context window"):
+        forward(tiny_model.params, config, tokens[:1], cache)

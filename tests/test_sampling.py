@@ -181,6 +181,8 @@ SMALL_CASES = {
     "one-hot draft (lookup)": (np.array([0.5, 0.2, 0.2, 0.1]), np.array([0.0, 0.0, 1.0, 0.0])),
     "disjoint": (np.array([0.5, 0.5, 0.0, 0.0]), np.array([0.0, 0.0, 0.7, 0.3])),
     "round-off": (np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.1, 0.2, 0.3, 0.4]) * (1 - 1e-16)),
+    # a leftover of 0.004: tiny, but real mass the rule must draw from (not round-off)
+    "nearly identical": (np.array([0.1, 0.6, 0.1, 0.2]), np.array([0.1, 0.596, 0.104, 0.2])),
 }
 
 
@@ -339,6 +341,26 @@ def test_sample_token_inverts_the_cumulative_sum():
         assert sample_token(p, ScriptedUniforms([u])) == want
 
 
+class ScriptedBatches(ScriptedUniforms):
+    """ScriptedUniforms for the vectorised samplers: random(size) returns `size` of them."""
+
+    def random(self, size=None):
+        if size is None:
+            return super().random()
+        return np.array([ScriptedUniforms.random(self) for _ in range(size)])
+
+
+def test_the_vectorised_samplers_invert_the_cumulative_sum_as_sample_token_does():
+    """The same u gives the same token in all three samplers, at the boundaries too: at
+    u = 0 a token of p 0 at the start must not come out (cdf <= u, not cdf < u)."""
+    p = np.array([0.0, 0.25, 0.0, 0.5, 0.25, 0.0])
+    us = [0.0, 0.2499, 0.25, 0.7499, 0.75, 1 - 1e-16]
+    want = [1, 1, 3, 3, 4, 4]
+    assert [sample_token(p, ScriptedUniforms([u])) for u in us] == want
+    assert sample_rows(np.tile(p, (len(us), 1)), ScriptedBatches(us)).tolist() == want
+    assert sample_tokens(p, len(us), ScriptedBatches(us)).tolist() == want
+
+
 # --- sampling settings ------------------------------------------------------------------
 
 
@@ -469,6 +491,13 @@ def test_chi_square_test_by_hand_and_pooling():
     assert swapped.statistic == pytest.approx(20 / 3) and swapped.df == 1
     assert swapped.p_value == pytest.approx(chi_square_sf(20 / 3, 1))
     assert chi_square_two_sample([100, 0, 50], [0, 100, 50]).rejects()
+    # pooling's boundaries: a bin of exactly 5 expected stands alone (45 + 45 + 5 + (2.5 + 2.5))
+    edge = chi_square_test([45, 45, 5, 3, 2], [0.45, 0.45, 0.05, 0.025, 0.025])
+    assert (edge.bins, edge.df) == (4, 3)
+    # two samples: a bin is rare by the smaller sample (104: 2 + 2 expected there), not by
+    # the larger one (1,040: 20 + 20), so the two rare bins are pooled into one
+    uneven = chi_square_two_sample([50, 50, 2, 2], [500, 500, 20, 20])
+    assert (uneven.bins, uneven.df) == (2, 1)
 
 
 # --- decoders with sampling ------------------------------------------------------------
@@ -972,3 +1001,52 @@ def test_no_counts_is_no_evidence_either_way():
     with pytest.raises(ValueError, match="nothing to compare"):
         sampling.chi_square_two_sample([0, 0, 0, 0], [4, 3, 2, 1])
     assert sampling.chi_square_test([40, 30, 20, 10], p).p_value > 0.99  # data that fits
+
+
+def test_acceptance_is_zero_where_the_target_rules_a_token_out():
+    """min(1, p/q) per token, with its two edges as the docstring gives them: 1 where q = 0 <
+    p, and 0 where p = 0, also where q = 0 too (0/0)."""
+    assert acceptance_probability([0.5, 0.5, 0.0], [0.0, 1.0, 0.0]).tolist() == [1.0, 0.5, 0.0]
+
+
+def test_a_draft_distribution_over_another_vocabulary_is_named():
+    with pytest.raises(ValueError, match=re.escape("p_draft must have shape [1, 3]")):
+        speculative_step(
+            np.full((2, 3), 1 / 3), np.full((1, 4), 0.25), [0], np.random.default_rng(0)
+        )
+
+
+def test_a_lookup_drafters_q_is_one_hot_on_its_drafts():
+    """The decoder gives a deterministic drafter's drafts the distribution q = one-hot (the
+    module docstring): a spy in place of the rule sees every q it is handed. (A wrong q keeps
+    the output exact, so the distribution tests cannot see it; acceptance would be wrong.)"""
+    target = random_model(TINY, np.random.default_rng(10))
+    seen = []
+
+    def spy(p_target, p_draft, drafts, rng):
+        seen.append((np.array(p_draft), list(drafts)))
+        return speculative_step(p_target, p_draft, drafts, rng)
+
+    speculative_decode(
+        target,
+        PromptLookupDrafter(),
+        list(b"abcabcabcabcabc"),
+        20,
+        4,
+        adaptive=False,
+        temperature=1.0,
+        rng=np.random.default_rng(0),
+        rule=spy,
+    )
+    assert any(drafts for _, drafts in seen)
+    for p_draft, drafts in seen:
+        assert np.array_equal(p_draft, np.eye(256)[drafts])
+
+
+def test_top_p_keeps_the_smallest_set_that_reaches_p():
+    """Holtzman et al.'s nucleus: the fewest most likely tokens whose mass reaches top_p. Two
+    tokens of 0.5 each and top_p = 0.5: the first already reaches it, so it alone is kept."""
+    nucleus = sampling_distribution([0.0, 0.0, -np.inf], SamplingSettings(1.0, top_p=0.5))
+    assert nucleus.tolist() == [1.0, 0.0, 0.0]
+    wider = sampling_distribution([0.0, 0.0, -np.inf], SamplingSettings(1.0, top_p=0.51))
+    assert wider.tolist() == [0.5, 0.5, 0.0]
