@@ -363,3 +363,28 @@ def test_context_overflow_counts_one_token_and_says_what_is_left_when_nothing_wo
     assert nothing.endswith(": shorten the prompt and ask for fewer new tokens")
     stuck = context_overflow(20, 1, 16, shorter="", stuck="leave that prompt out")
     assert stuck.endswith(": leave that prompt out")
+
+
+def test_a_stop_sequence_as_a_numpy_array_and_an_empty_one(models):
+    """A stop sequence read from an array stops where the same list does; an empty one ("",
+    or one of several) would match at once and is refused, not taken as "stop now"."""
+    target, _ = models
+    reference = greedy_decode(target, [1, 2, 3], 10).tokens
+    as_list = greedy_decode(target, [1, 2, 3], 10, stop=reference[3:5])
+    as_array = greedy_decode(target, [1, 2, 3], 10, stop=np.array(reference[3:5]))
+    assert as_array.tokens == as_list.tokens and len(as_list.tokens) <= 5
+    assert as_array.stop_reason == as_list.stop_reason == "stop"
+    for stop in ("", [[1], []], ["x", ""]):
+        with pytest.raises(ValueError, match="must not be empty"):
+            greedy_decode(target, [1, 2, 3], 10, stop=stop)
+
+
+def test_a_model_drafter_makes_one_forward_per_draft(models):
+    """Counting by hand: a fresh drafter's k drafts take k forwards (the first reads the
+    text, each other one the draft before it), so draft forwards = drafted tokens."""
+    target, draft = models
+    drafter = ModelDrafter(draft)
+    drafter.propose(list(range(10, 30)), 5)
+    assert drafter.forwards == 5
+    result = speculative_decode(target, ModelDrafter(draft), [1, 2, 3], 30, 4, adaptive=False)
+    assert result.draft_forwards == result.drafted_count > 0

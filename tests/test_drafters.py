@@ -132,3 +132,56 @@ def test_lookup_refuses_a_k_no_round_could_use():
     with pytest.raises(ValueError, match=f"k must be at most {K_MOST:,} drafts"):
         drafter.propose([1, 2, 3, 1, 2], 10**8)
     assert len(drafter.propose([1, 2, 3, 1, 2], K_MOST)) == K_MOST  # runs on into its own copy
+
+
+def positions_fed(monkeypatch):
+    """The number of positions each of the draft model's forwards reads (a spy on forward)."""
+    import speclab.drafters
+
+    fed, real = [], speclab.drafters.forward
+
+    def spy(params, config, tokens, cache=None):
+        fed.append(len(tokens))
+        return real(params, config, tokens, cache)
+
+    monkeypatch.setattr(speclab.drafters, "forward", spy)
+    return fed
+
+
+@pytest.mark.parametrize("sampled", [False, True])
+def test_model_drafter_reads_only_what_its_cache_lacks(monkeypatch, sampled):
+    """Its KV cache keeps the text and the drafts it fed: a round that keeps 2 of 4 drafts and
+    adds the target's own token costs the next round one position to catch up, not the
+    whole text again (greedy drafts and sampled ones alike)."""
+    from speclab.sampling import SamplingSettings
+
+    model = random_model(
+        GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=96), np.random.default_rng(11)
+    )
+    drafter, rng = ModelDrafter(model), np.random.default_rng(0)
+
+    def propose(tokens):
+        if sampled:
+            return drafter.propose_with_probs(tokens, 4, SamplingSettings(1.0), rng)[0]
+        return drafter.propose(tokens, 4)
+
+    fed = positions_fed(monkeypatch)
+    tokens = list(range(10, 30))
+    drafts = propose(tokens)
+    assert fed == [20, 1, 1, 1]  # the text once, then each draft but the last
+    fed.clear()
+    propose(tokens + drafts[:2] + [(drafts[2] + 1) % 256])
+    assert fed[0] == 1  # the kept drafts are in the cache: only the target's token is read
+
+
+def test_sampled_drafts_stop_at_the_context_window():
+    """propose_with_probs drafts no further than the model's window, as propose does."""
+    from speclab.sampling import SamplingSettings
+
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=16, n_ctx=40)
+    drafter = ModelDrafter(random_model(config, np.random.default_rng(1)))
+    settings, rng = SamplingSettings(1.0), np.random.default_rng(0)
+    drafts, p_draft = drafter.propose_with_probs(list(range(40)), 4, settings, rng)
+    assert drafts == [] and p_draft.shape == (0, 256)
+    drafts, p_draft = drafter.propose_with_probs(list(range(38)), 4, settings, rng)
+    assert len(drafts) == 2 and p_draft.shape == (2, 256)
