@@ -128,6 +128,21 @@ def test_lookup_misses_are_no_evidence():
     assert policy.alpha == before
 
 
+def test_lookup_misses_do_not_age_the_evidence_either():
+    """A round with no drafts leaves the evidence as it was, not only alpha: decaying both
+    counts alike would keep alpha and still let the next round outweigh the old ones. By
+    hand, with decay 0.85 from the prior (1, 1): (1 kept of 1) gives (1.85, 0.85), (0 of 1)
+    (0.85 * 1.85, 0.85 * 0.85 + 1), then (1 of 1) after the misses."""
+    policy = AdaptiveK(4, cost=CostModel())
+    drive(policy, [(1, 1), (1, 0)])
+    before = (policy.accepted, policy.rejections)
+    drive(policy, [(0, 0)] * 5)
+    assert (policy.accepted, policy.rejections) == before
+    drive(policy, [(1, 1)])
+    accepted, rejections = 0.85 * 0.85 * 1.85 + 1, 0.85 * (0.85 * 0.85 + 1)
+    assert policy.alpha == pytest.approx(accepted / (accepted + rejections))
+
+
 def test_update_without_a_decision_is_ignored():
     policy = AdaptiveK(4, cost=CostModel())
     policy.update(0, 0)  # the decoder's last round, taken without asking
@@ -298,3 +313,43 @@ def test_a_drafter_that_loses_is_switched_off_after_three_timed_rounds():
     modes = [d.mode for d in policy.decisions]
     assert modes[:5] == ["warm-up", "time plain step", "draft", "draft", "draft"]
     assert modes[5:9] == ["off"] * 4
+
+
+def test_a_speedup_of_exactly_the_minimum_gain_drafts():
+    """min_gain 1 means "draft unless it would be slower": at the prior alpha 0.5 and k = 1 a
+    round gives 1.5 tokens and costs 1 + 0.5 steps, a predicted speedup of exactly 1."""
+    policy = AdaptiveK(1, cost=CostModel(verify_per_position=0.5))
+    assert policy.next_k() == 1
+    assert policy.decisions[0].mode == "draft" and policy.decisions[0].predicted == 1.0
+
+
+def test_rounds_timed_faster_than_a_plain_step_never_give_a_negative_cost():
+    """Drafting rounds that took half a plain step (the machine's load dropped): the line
+    fitted to them has negative costs, and no k may be priced below the plain step itself."""
+    clock = FakeClock()
+    policy = AdaptiveK(8, clock=clock)
+    for _ in range(30):
+        k = policy.next_k()
+        clock.now += 1.0 if k == 0 else 0.5
+        policy.update(k, k)
+    cost = policy.current_cost()
+    assert cost.verify_per_position >= 0 and cost.draft_per_round >= 0
+    assert all(cost.round_cost(k) >= 1.0 for k in range(9))
+
+
+def test_the_first_probe_comes_after_probe_every_rounds_off():
+    """A policy that starts switched off (drafting too dear to pay) probes after probe_every
+    rounds, then waits again."""
+    policy = AdaptiveK(8, cost=CostModel(verify_per_position=2.0), probe_every=4)
+    drive(policy, [(99, 0)] * 6)
+    assert [d.mode for d in policy.decisions] == ["off"] * 4 + ["probe", "off"]
+
+
+def test_drafting_again_resets_the_gap_between_probes():
+    """Probes that fail double the gap; once drafting pays again the gap is probe_every, so a
+    second switch-off probes as soon as the first did."""
+    policy = AdaptiveK(8, cost=CostModel(verify_per_position=0.05), probe_every=4, max_probe_gap=16)
+    drive(policy, [(99, 0)] * 60)
+    assert policy.probe_gap > 4
+    drive(policy, [(99, 99)] * 30)
+    assert policy.decisions[-1].mode == "draft" and policy.probe_gap == 4
