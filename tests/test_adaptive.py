@@ -353,3 +353,8 @@ def test_drafting_again_resets_the_gap_between_probes():
     assert policy.probe_gap > 4
     drive(policy, [(99, 99)] * 30)
     assert policy.decisions[-1].mode == "draft" and policy.probe_gap == 4
+    start = len(policy.decisions)
+    drive(policy, [(99, 0)] * 40)  # switched off again: the first probe after 4 rounds off
+    modes = [d.mode for d in policy.decisions[start:]]
+    first_off = modes.index("off")
+    assert modes[first_off : first_off + 5] == ["off"] * 4 + ["probe"]

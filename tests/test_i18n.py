@@ -41,6 +41,7 @@ PACKAGE = repo_root() / "src" / "speclab"
 # The modules whose every shown string goes through the catalogue.
 TRANSLATED_MODULES = (
     "cli.py",
+    "command_parser.py",
     "exercises.py",
     "guess_rows.py",
     "guesses_report.py",

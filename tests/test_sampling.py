@@ -495,7 +495,8 @@ def test_chi_square_test_by_hand_and_pooling():
     edge = chi_square_test([45, 45, 5, 3, 2], [0.45, 0.45, 0.05, 0.025, 0.025])
     assert (edge.bins, edge.df) == (4, 3)
     # two samples: a bin is rare by the smaller sample (104: 2 + 2 expected there), not by
-    # the larger one (1,040: 20 + 20), so the two rare bins are pooled into one
+    # the larger one (1,040: 20 + 20); pooled, the two rare bins still expect only 4, under
+    # 5, so they join the smallest common bin: 2 bins in all
     uneven = chi_square_two_sample([50, 50, 2, 2], [500, 500, 20, 20])
     assert (uneven.bins, uneven.df) == (2, 1)
 
