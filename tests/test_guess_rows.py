@@ -69,3 +69,23 @@ def test_a_lesson_table_copied_as_markdown_is_named_so(lang, said):
         list(data_rows(text, PATH))
     shown = refused.value.message.text(translator(lang) if lang else None)
     assert said in shown and "missing column" not in shown
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("prefix,prefix,guess", "row 3 names the column 'prefix' twice"),
+        ("prefx,guess", "the header (row 3) must name prefix"),
+        ("prefix；guess", "the header (row 3) is separated by the full-width '；'"),
+        ("| prefix | guess |", "the header (row 3) is a line of a Markdown table"),
+        ("prefix,guess,expected", "the header (row 3) names a column 'expected'"),
+        ('prefix,"guess', "in the header (row 3)"),
+    ],
+)
+def test_a_header_below_blank_lines_is_named_by_its_own_row(header, message):
+    """Every message about the header gives the row a spreadsheet shows it on: after two blank
+    lines, row 3 (an off-by-one in any of them had passed, as every other test's header is
+    on row 1)."""
+    with pytest.raises(GuessFileError) as refused:
+        list(data_rows(f"\n\n{header}\n,ABX,ABC\n", PATH))
+    assert message in refused.value.message.text(None)
