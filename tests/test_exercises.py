@@ -1744,3 +1744,30 @@ def test_a_blank_or_wrong_kind_of_file_name_is_named_as_such(lang):
     for wrong in (None, 5):
         with pytest.raises(TypeError, match=f"needs the CSV file's name .*got {wrong}"):
             check_guesses(wrong, lang=lang)
+
+
+def test_a_prediction_matches_only_the_whole_output(tmp_path):
+    """A prediction that is only the start of the output (ABC for ABCD), or runs past it, is
+    marked wrong: the path gives the whole output, by hand."""
+    frame = check_guesses(
+        write(tmp_path, "g.csv", "prefix,guess,expected_output\n,ABC,ABC\n,ABC,ABCD\n,ABX,ABCD\n")
+    )
+    assert frame["output"].tolist() == ["ABCD"] * 2 + ["ABC"]
+    assert frame["matches"].tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("copied", ["(Empty)", "NONE", " (empty) ", "(EMPTY)"])
+def test_a_copied_placeholder_in_capitals_or_spaces_gets_the_hint_too(tmp_path, copied):
+    """The placeholder is read whatever its case and the spaces around it, by the checker and
+    by lesson 02's widget, which shares its message."""
+    from speclab.exercises import explain_invalid
+
+    frame = check_guesses(write(tmp_path, "g.csv", f"prefix,guess\n{copied},ABC\n"))
+    assert "leave the prefix cell blank" in frame["error"].iloc[0]
+    assert "leave the prefix cell blank" in explain_invalid(copied, "ABC")
+
+
+def test_expected_output_may_be_written_with_a_dash(tmp_path):
+    """A spreadsheet user's expected-output is the column the checker reads."""
+    frame = check_guesses(write(tmp_path, "g.csv", "prefix,guess,expected-output\n,AB,ABC\n"))
+    assert frame["matches"].tolist() == [True]
