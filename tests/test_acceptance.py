@@ -191,3 +191,20 @@ def test_a_problem_capitals_cannot_fix_is_named_before_a_lower_case_letter():
         f"guess '{'x' * (SHOWN_CHARS - 3)}...' has the lower-case letter 'x' at position 1: "
         f"use capitals, e.g. '{'X' * (SHOWN_CHARS - 3)}...'"
     )
+
+
+# --- edges a mutation audit found untested -----------------------------------------------
+
+
+def test_the_edges_of_the_path_checks():
+    """A full-width small ａ gets the input-method advice as Ａ does; an empty path is a bad
+    path, not a finished prefix; a text of exactly SHOWN_CHARS is shown whole."""
+    from speclab.acceptance import SHOWN_CHARS, InvalidGuess, shown_text, verify_on_path
+
+    with pytest.raises(InvalidGuess) as refused:
+        verify_on_path("", "\uff41B")
+    assert refused.value.reason == "full_width"
+    with pytest.raises(InvalidGuess) as refused:
+        verify_on_path("", "A", path="")
+    assert refused.value.reason == "bad_path"
+    assert shown_text("A" * SHOWN_CHARS) == "A" * SHOWN_CHARS

@@ -128,3 +128,62 @@ def test_scale_attention_multiplies_one_heads_logits_and_leaves_the_weights_give
                          ({(0, 0): 0.0}, "above 0"), ({(0, 0): float("nan")}, "above 0")):  # fmt: skip
         with pytest.raises(ValueError, match=message):
             scale_attention(params, config.n_head, bad)
+
+
+# --- edges a mutation audit found untested -----------------------------------------------
+
+
+def a_saved_checkpoint(tmp_path, recipe, running=None):
+    from dataclasses import asdict
+
+    from speclab.checkpoints import save_checkpoint
+    from speclab.weights import flatten, init_params
+
+    params = init_params(recipe.model_config, np.random.default_rng(0))
+    state = {key: {n: np.zeros_like(v) for n, v in flatten(params).items()} for key in "mv"}
+    log = {"config": asdict(recipe), "history": [], "seconds": 0.0}
+    if running is not None:
+        log["running"] = running
+    path = tmp_path / "checkpoint.npz"
+    save_checkpoint(path, params, state, 3, np.random.default_rng(1), recipe, log)
+    return path
+
+
+def test_a_checkpoint_of_another_context_is_another_recipe_not_a_damaged_file(tmp_path):
+    """--init-from a checkpoint of another n_ctx: the message names the recipe's n_ctx and
+    does not call the file damaged (whose advice is to delete it)."""
+    from dataclasses import replace
+
+    from speclab.checkpoints import load_checkpoint
+    from speclab.recipe import RECIPES
+
+    recipe = RECIPES["smoke"]
+    path = a_saved_checkpoint(tmp_path, recipe)
+    with pytest.raises(ValueError) as refused:
+        load_checkpoint(path, replace(recipe, n_ctx=recipe.n_ctx * 2), recipe_may_change=True)
+    said = str(refused.value)
+    assert "another recipe" in said and "n_ctx" in said and "damaged" not in said
+
+
+def test_running_means_that_are_not_numbers_are_refused(tmp_path):
+    from speclab.checkpoints import load_checkpoint
+    from speclab.recipe import RECIPES
+
+    path = a_saved_checkpoint(tmp_path, RECIPES["smoke"], {"loss": float("nan")})
+    with pytest.raises(ValueError, match="running means are not numbers"):
+        load_checkpoint(path, RECIPES["smoke"])
+
+
+def test_training_from_a_weights_file_starts_adamw_empty(tmp_path):
+    from speclab.checkpoints import start_from_weights
+    from speclab.recipe import RECIPES
+    from speclab.weights import init_params, save
+
+    recipe = RECIPES["smoke"]
+    save(
+        tmp_path / "w.npz",
+        init_params(recipe.model_config, np.random.default_rng(0)),
+        recipe.model_config,
+    )
+    _, state, step, _, _ = start_from_weights(tmp_path / "w.npz", recipe, recipe.model_config)
+    assert step == 0 and all(not v.any() for key in "mv" for v in state[key].values())

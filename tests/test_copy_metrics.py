@@ -138,3 +138,36 @@ def test_copy_probes_name_a_context_too_short(n_ctx):
 
     with pytest.raises(ValueError, match=f"a context of {n_ctx} is too short for the copy probes"):
         copy_probes(np.zeros(5000, dtype=np.uint8), n_ctx)
+
+
+# --- edges a mutation audit found untested -----------------------------------------------
+
+SMALL_VAL = np.frombuffer(
+    b"".join(f"def f_{i}(a, b):\n    return a * {i} + b\n\n".encode() for i in range(400)),
+    dtype=np.uint8,
+)
+
+
+def test_a_probe_snippet_takes_at_most_a_third_of_the_context():
+    from speclab.copy_metrics import copy_probes
+
+    for far in (False, True):
+        probes = copy_probes(SMALL_VAL, 64, n=8, far=far)
+        assert all(len(probe[field]) <= (64 - 4) // 3 for probe, field, _ in probes)
+
+
+def test_functions_at_the_size_limit_and_filling_the_context_are_kept():
+    """A function of exactly max_len bytes is found; one whose prompt and rest exactly fill
+    the context is scored, not skipped."""
+    from speclab.copy_metrics import copy_score, copy_test_prompts, held_out_functions
+    from speclab.gpt import GPTConfig
+    from speclab.weights import init_params
+
+    body = b"def g():\n" + b"    x = 1\n" * 39  # the match is "\n" + body + "\n": 401 bytes
+    val = np.frombuffer(b"x\n" + body + b"\n", dtype=np.uint8)
+    assert held_out_functions(val, np.zeros(0, np.uint8), n=None, max_len=401) != []
+    function = b"def h(a):\n" + b"    return a + 1\n" * 7
+    ((prompt, rest),) = copy_test_prompts([function])
+    config = GPTConfig(n_layer=1, n_head=2, n_embd=8, n_ctx=len(prompt) + len(rest))
+    params = init_params(config, np.random.default_rng(0), dtype=np.float64)
+    assert copy_score(params, config, [function])["bytes_to_copy"] == [len(rest)]

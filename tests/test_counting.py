@@ -233,3 +233,26 @@ def test_a_huge_k_is_refused_before_memory_is_asked_for():
     assert expected_tokens_per_round(0.999, K_MOST) == pytest.approx(
         (1 - 0.999 ** (K_MOST + 1)) / (1 - 0.999), rel=1e-12
     )
+
+
+# --- edges a mutation audit found untested -----------------------------------------------
+
+
+def test_counting_refuses_what_it_cannot_count_and_takes_its_documented_limit(monkeypatch):
+    """alpha below 0, zero rounds, several alphas at once and a 2-D array are named; exactly
+    DRAWS_MOST draws are allowed, one round more is not."""
+    from speclab import counting
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        counting.expected_tokens_per_round(-0.5, 4)
+    with pytest.raises(ValueError, match="at least 1"):
+        counting.simulate_rounds(0.5, 4, 0, rng)
+    with pytest.raises(ValueError, match="single number"):
+        counting.simulate_rounds(np.array([0.5, 0.6]), 4, 10, rng)
+    with pytest.raises(ValueError, match="1-D"):
+        counting.total_forwards(np.zeros((2, 2), dtype=np.int64))
+    monkeypatch.setattr(counting, "DRAWS_MOST", 40)
+    assert counting.simulate_rounds(0.5, 4, 10, rng).shape == (10,)
+    with pytest.raises(ValueError, match="simulate fewer rounds"):
+        counting.simulate_rounds(0.5, 4, 11, rng)

@@ -1771,3 +1771,42 @@ def test_expected_output_may_be_written_with_a_dash(tmp_path):
     """A spreadsheet user's expected-output is the column the checker reads."""
     frame = check_guesses(write(tmp_path, "g.csv", "prefix,guess,expected-output\n,AB,ABC\n"))
     assert frame["matches"].tolist() == [True]
+
+
+def checked_errors(tmp_path, rows: str) -> list[str]:
+    path = write(tmp_path, "g.csv", "prefix,guess,expected_output\n" + rows)
+    return check_guesses(path)["error"].tolist()
+
+
+def test_cells_a_spreadsheet_or_keyboard_makes_are_named_exactly(tmp_path):
+    """A formula's @, a Persian 9, a lone carriage return (Mac line end) and an ideographic
+    space (a Chinese input method's) each get their own words."""
+    assert checked_errors(tmp_path, ",@A1,\n")[0] == (
+        "guess '@A1' has '@' at position 1: only capital letters A-Z are allowed"
+    )
+    assert "Persian digit '\u06f9' at position 2" in checked_errors(tmp_path, ",A\u06f9,\n")[0]
+    assert "has a space at position 2" in checked_errors(tmp_path, ",A\u3000B,\n")[0]
+    assert "leave the prefix cell blank" in checked_errors(tmp_path, "EMPTY,ABX,\n")[0]
+    path = write(tmp_path, "cr.csv", b'prefix,guess,expected_output\n,"AB\rX",\n')
+    assert "holds a line break" in check_guesses(path)["error"][0]
+
+
+def test_the_widgets_explanation_agrees_with_the_checkers_rule():
+    """explain_invalid names what verify_on_path names first, and refuses nothing it takes
+    (a guess that exactly fills the rest of the path)."""
+    from speclab.acceptance import InvalidGuess, verify_on_path
+    from speclab.exercises import explain_invalid
+
+    with pytest.raises(InvalidGuess) as refused:
+        verify_on_path("ab", "cd")
+    assert explain_invalid("ab", "cd") == str(refused.value)
+    assert explain_invalid("ABCD", "EFG") == ""
+
+
+def test_the_score_counts_as_unchecked_only_valid_rows_without_a_prediction(tmp_path):
+    """A row with a problem is a problem, not also an unchecked row."""
+    frame = check_guesses(
+        write(tmp_path, "g.csv", "prefix,guess,expected_output\n,ABX,ABC\n,abc,ABC\n")
+    )
+    result = score(frame)
+    assert (result.with_expectation, result.right, result.unchecked) == (1, 1, 1)

@@ -89,3 +89,18 @@ def test_a_header_below_blank_lines_is_named_by_its_own_row(header, message):
     with pytest.raises(GuessFileError) as refused:
         list(data_rows(f"\n\n{header}\n,ABX,ABC\n", PATH))
     assert message in refused.value.message.text(None)
+
+
+def test_a_header_shows_at_most_eight_cells_and_a_mark_in_a_note_column_is_read():
+    """A header missing a column lists what it found, eight cells and "..." after; a 、 in
+    the name of a column the checker does not read refuses nothing."""
+    with pytest.raises(GuessFileError) as refused:
+        list(data_rows("prefix,a,b,c,d,e,f,g\n,A,B\n", PATH))
+    assert refused.value.message.text(None).endswith(
+        "found 'prefix', 'a', 'b', 'c', 'd', 'e', 'f', 'g'"
+    )
+    with pytest.raises(GuessFileError) as refused:
+        list(data_rows("prefix,a,b,c,d,e,f,g,h\n,A,B\n", PATH))
+    assert refused.value.message.text(None).endswith("'g', ...")
+    read = rows("prefix,guess,expected_output,备注、说明\n,ABX,ABC,\n")
+    assert read[0]["guess"] == "ABX" and read[0]["error"] == ""

@@ -292,3 +292,37 @@ def test_a_summary_keeps_its_columns_where_a_console_writes_names_as_codes(tmp_p
     rows = [line for line in lines if line.startswith(("bob", "\\u65e0"))]
     assert len(rows) == 2, lines
     assert {row.index(" 1 ") + 1 for row in rows} == {header.index("rows")}, lines
+
+
+# --- files from real classrooms a mutation audit found untested ---------------------------
+
+
+def test_excel_and_windows_files_are_read(tmp_path):
+    """Excel's "CSV UTF-8" with a BOM and a sep=; line, and UTF-16 without a BOM holding a
+    Chinese note, are guesses files like any other."""
+    from speclab.exercises import check_guesses
+
+    path = tmp_path / "excel.csv"
+    path.write_bytes("sep=;\nprefix;guess;expected_output\n;ABX;ABC\n".encode("utf-8-sig"))
+    frame = check_guesses(path)
+    assert frame["row"].tolist() == [2] and frame["matches"].tolist() == [True]
+    path = tmp_path / "utf16.csv"
+    text = "prefix,guess,expected_output,note\n,ABX,ABC,前\n,ABC,ABCD,\n"
+    path.write_bytes(text.encode("utf-16-le"))
+    assert check_guesses(path)["matches"].tolist() == [True, True]
+
+
+def test_a_file_named_twice_through_a_hard_link_is_read_once(tmp_path):
+    from speclab import student_files
+
+    first = tmp_path / "ana.csv"
+    first.write_text("prefix,guess\n,A\n", encoding="utf-8")
+    os.link(first, tmp_path / "ana2.csv")
+    kept, notes = student_files.without_repeats([first, tmp_path / "ana2.csv"])
+    assert kept == [first] and len(notes) == 1
+
+
+def test_wide_letters_take_two_columns_and_a_joiner_none():
+    from speclab import student_files
+
+    assert student_files.columns("前缀") == 4 and student_files.columns("a\u200cb") == 2

@@ -46,3 +46,16 @@ def test_half_a_character_is_named_not_a_codec_traceback():
     with pytest.raises(ValueError, match=r"half of a character \(U\+D800 at index 2\)"):
         encode("ab\ud800")
     assert encode("ab\ufffd") == [97, 98, 0xEF, 0xBF, 0xBD]  # the replacement character is fine
+
+
+@pytest.mark.parametrize("bad", [[256], [-1], np.array([256]), np.array([-1])])
+def test_a_token_outside_the_vocabulary_is_named_whatever_its_container(bad):
+    """-1 would otherwise index the embedding of byte 255 in silence."""
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        as_token_list(bad)
+
+
+def test_control_bytes_are_shown_and_bytes_are_not_taken_for_tokens():
+    assert token_str(127) == "\\x7f" and token_str(13) == "\\r" and token_str(32) == " "
+    with pytest.raises(TypeError, match="use encode"):
+        decode(b"hi")
