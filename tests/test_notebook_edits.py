@@ -202,19 +202,19 @@ def _width_sentence(data: dict, fit: list, cache: float = 30e6, two=(1.1, 1.4, 1
     [
         (
             {512: (1.2, 1.25, 1.3), 768: (1.1, 1.15, 1.2)},
-            "cheaper beyond the spread: regime (c) shows",
+            "that cost is lower by more than the spread, so regime (c) shows",
         ),
         (
             {512: (1.8, 1.85, 1.9), 768: (1.9, 2.0, 2.1)},
-            "dearer beyond the spread: regime (c) does not",
+            "that cost is higher by more than the spread, so regime (c) does not",
         ),
         (
             {512: (1.5, 1.55, 1.6), 768: (1.55, 1.6, 1.65)},
-            "within the spread: this run does not show",
+            "that cost is the same within the spread, so this run does not show",
         ),
         (
             {512: (1.2, 1.25, 1.3), 768: (1.8, 1.85, 1.9)},
-            "cheaper for some of them and not for others",
+            "that cost is lower at some of them and not at others",
         ),
     ],
 )
@@ -224,6 +224,8 @@ def test_lesson_04b_says_what_the_widths_beyond_the_cache_showed(outside, verdic
     assert "The weights of widths 512, 768 do not fit in it." in said
     assert "1.50×–1.60× (interquartile) at width 256, the widest that fits" in said
     assert verdict in said, said
+    sentence = said.split("the widest that fits")[1].split("positions were cheapest")[0]
+    assert ": " not in sentence, sentence  # it had read "...at width 768: within the spread: ..."
 
 
 def test_lesson_04b_says_when_every_width_fits_and_when_ranges_overlap():
