@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from speclab.acceptance import verify_on_path
 from speclab.cli import main
-from speclab.exercises import GuessFileError, check_guesses, score
+from speclab.exercises import MAX_CELL_CHARS, GuessFileError, check_guesses, score
 from speclab.guesses_report import format_report
 from speclab.i18n import translator
 from speclab.paths import data_dir, repo_root
@@ -620,6 +620,16 @@ def test_a_cell_over_the_csv_field_limit_is_too_long(tmp_path, capsys):
     quoted = 'prefix,guess,note\n,ABC,\n,ABX,"' + "N\n" * 70_000 + '"\n,XBC,\n'
     errors = checked_rows(check_guesses(write(tmp_path, "q.csv", quoted)))
     assert "too long" in errors[3] and errors[2] == ""
+
+
+def test_a_cell_of_the_longest_length_is_checked_as_letters_and_one_more_is_too_long(tmp_path):
+    """MAX_CELL_CHARS is the longest cell still read as letters: a guess of that many letters
+    is told how many of them the path holds; one letter more is a paste gone wrong."""
+    longest = "A" * MAX_CELL_CHARS
+    content = f"prefix,guess\n,{longest}\n,{longest}A\n"
+    errors = checked_rows(check_guesses(write(tmp_path, "g.csv", content)))
+    assert f"has {MAX_CELL_CHARS} letters but only 7 are on the path" in errors[2], errors[2]
+    assert f"too long: {MAX_CELL_CHARS + 1} characters" in errors[3], errors[3]
 
 
 def test_a_100_kb_cell_is_cut_in_the_table_and_named_too_long(tmp_path, capsys):

@@ -82,6 +82,21 @@ def test_a_quoted_cell_may_span_more_lines_than_the_limit_until_a_quote_runs_to_
     assert all("broken quoting" in row[2] for row in rows[:3])
 
 
+def test_a_record_may_take_exactly_the_most_lines_and_not_one_more():
+    """Once a quote has run on to the end, each later record is read at most `most_lines`
+    lines at a time: a record on exactly that many lines is whole, one more line is refused."""
+    most = 3
+    lines = student_files._Lines(io.StringIO("x\n" * (most + 1), newline=""), most)
+    assert [next(lines) for _ in range(most)] == ["x\n"] * most
+    with pytest.raises(csv.Error, match=f"more than {most} lines"):
+        next(lines)
+    quoted = student_files._Lines(io.StringIO('a,"x\nx\ny"\n', newline=""), most)
+    assert list(csv.reader(quoted, strict=True)) == [["a", "x\nx\ny"]]
+    quoted = student_files._Lines(io.StringIO('a,"x\nx\nx\ny"\n', newline=""), most)
+    with pytest.raises(csv.Error, match=f"more than {most} lines"):
+        list(csv.reader(quoted, strict=True))
+
+
 def test_many_unclosed_quotes_are_read_in_linear_time(monkeypatch):
     """Each stray quote used to send the reader on to the end of the file, and then back to
     the next line: n such rows read about n * n / 2 lines. Now at most the limit each."""
