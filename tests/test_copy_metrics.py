@@ -70,6 +70,31 @@ def test_copy_gap_matches_the_inference_forward():
     assert got["se"] == pytest.approx(np.std(gaps, ddof=1) / np.sqrt(3), abs=2e-4)
     assert got["first"] == pytest.approx(np.mean(bits["first"]), abs=1e-4)
     assert got["gap"] == pytest.approx(np.mean(bits["first"]) - np.mean(bits["second"]), abs=2e-4)
+    two = copy_gap(params, config.n_head, probes[:2])  # ddof=1: the spread of two is |a - b|
+    assert two["se"] == pytest.approx(abs(gaps[0] - gaps[1]) / 2, abs=2e-4) and two["se"] > 0
+    assert np.isnan(copy_gap(params, config.n_head, probes[:1])["se"])  # one probe, no spread
+
+
+def test_a_model_that_ignores_its_context_has_no_gap_and_misses_what_it_does_not_expect():
+    """With the last LayerNorm's gain at 0 the model predicts one fixed distribution after
+    any context (here: a space, most likely), so a repeat costs exactly what the first
+    occurrence cost, and the missed bytes are those that distribution gives less than one
+    chance in ten: an oracle that needs no forward."""
+    config = GPTConfig(n_layer=2, n_head=2, n_embd=8, n_ctx=256)
+    params = init_params(config, np.random.default_rng(2), dtype=np.float64)
+    space = params["wte"][ord(" ")]
+    params["ln_f"]["g"][:] = 0
+    params["ln_f"]["b"][:] = 40 * space / np.sum(space**2)
+    logits = params["wte"] @ params["ln_f"]["b"]  # [n_vocab], the same after every context
+    bits = -(logits - np.log(np.exp(logits).sum())) / np.log(2)
+    probes = copy_probes(VAL_TEXT, config.n_ctx, n=3)
+    repeats = np.concatenate([bits[list(text[second])] for text, _, second in probes])
+    got = copy_gap(params, config.n_head, probes)
+    assert got["gap"] == 0 and got["first"] == got["second"]
+    assert 0 < got["missed"] < 1  # the spaces are expected, the rest missed
+    assert got["missed"] == pytest.approx(np.mean(repeats > np.log2(10)), abs=1e-4)
+    missed = repeats[repeats > np.log2(10)]
+    assert got["missed_bits"] == pytest.approx(missed.sum() / repeats.sum(), abs=1e-4)
 
 
 @pytest.mark.training_corpus

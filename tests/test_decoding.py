@@ -99,6 +99,26 @@ def test_edge_lengths(models):
         assert result.tokens == reference and len(reference) == max_new
 
 
+def test_a_round_with_room_for_one_token_asks_the_drafter_nothing(models):
+    """Verifying k drafts writes up to k + 1 tokens, so with one token left the round is a
+    plain step: the drafter is not asked for zero drafts (a model drafter would pay for it)."""
+    target, _ = models
+    reference = greedy_decode(target, [5, 6], 6).tokens
+
+    class Asked(Oracle):
+        def propose(self, tokens, k):
+            asked.append(k)
+            return super().propose(tokens, k)
+
+    for max_new, expected in ((1, []), (6, [4])):  # 6 = one round of 4 drafts + 1, then 1 left
+        asked = []
+        result = speculative_decode(
+            target, Asked([5, 6], reference), [5, 6], max_new, 4, adaptive=False
+        )
+        assert result.tokens == reference[:max_new] and asked == expected
+        assert len(result.rounds[-1].drafted) == 0
+
+
 def test_stop_sequences_end_output_at_the_same_place(models):
     target, _ = models
     prompt = list(b"xyzxyzxyz")
