@@ -34,7 +34,7 @@ def test_each_shipped_model_is_its_named_recipe_with_the_recorded_changes(name, 
                 assert fields[field] == old, f"step {change['at_step']}: {field} was {old}"
             fields[field] = new
     # The number of steps: a run resumed in its own folder did not record a new --steps
-    # before speclab.train.record_changes (the shipped target's 13,000 -> 17,000); the
+    # before speclab.checkpoints.record_changes (the shipped target's 13,000 -> 17,000); the
     # schedule the model ran is the one it finished.
     assert recorded.steps == model.meta["trained_steps"]
     assert TrainConfig(**fields | {"steps": recorded.steps}) == recorded

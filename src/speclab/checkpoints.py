@@ -198,6 +198,74 @@ def is_weights_file(path: Path) -> bool:
         return False
 
 
+def start_run(cfg: TrainConfig, checkpoint: Path, init_from: Path | None, stop_at: int | None,
+              scale_heads: dict | None):  # fmt: skip
+    """Where a run starts, as (params, state, step, rng, log): the run folder's checkpoint
+    (resuming), else --init-from's checkpoint or weights file (a new run), else step 0 of the
+    recipe; with scale_heads, the chosen attention heads scaled before step one."""
+    config = cfg.model_config
+    if scale_heads and (checkpoint.exists() or init_from is None):
+        raise ValueError("attention heads are scaled only when a new run starts from --init-from "
+                         "(this one " + ("resumes)" if checkpoint.exists() else "starts afresh)"))  # fmt: skip
+    if checkpoint.exists() and is_weights_file(checkpoint):  # would read as "damaged"
+        raise ValueError(f"{checkpoint} is a weights file, not a training checkpoint: move it "
+                         "out of the run folder, and start from it with --init-from in a new "
+                         "--run-dir")  # fmt: skip
+    if checkpoint.exists():
+        params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
+        record_changes(log, cfg, step)
+    elif init_from is not None and is_weights_file(init_from):
+        params, state, step, rng, log = start_from_weights(init_from, cfg, config)
+        record_changes(log, cfg, step, new_run=True)  # from the weights' own recipe
+    elif init_from is not None:
+        params, state, step, rng, log = _new_run_from_checkpoint(init_from, cfg, stop_at)
+    else:
+        rng = np.random.default_rng(cfg.seed)
+        params = init_params(config, rng, dtype=np.float32)
+        state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
+        step, log = 0, {"config": asdict(cfg), "history": [], "seconds": 0.0}
+    if scale_heads:  # the trained weights it starts from, sharpened (or blurred) before step one
+        params = scale_attention(params, cfg.n_head, scale_heads)
+        log["recipe_changes"][-1]["attention_scaled"] = {
+            f"{layer}.{head}": factor for (layer, head), factor in sorted(scale_heads.items())
+        }
+    return params, state, step, rng, log
+
+
+def _new_run_from_checkpoint(init_from: Path, cfg: TrainConfig, stop_at: int | None):
+    """A new run from another run's checkpoint: its weights, AdamW state, step, generator and
+    history, under a recipe that may change (only the model's shape is fixed)."""
+    params, state, step, rng, log = load_checkpoint(
+        init_from, cfg, recipe_may_change=True,
+        advice="give --init-from a run's checkpoint.npz or a weights file of this shape",
+    )  # fmt: skip
+    if step >= cfg.steps:  # nothing to train: the new run folder would stay empty
+        raise ValueError(f"--init-from {init_from} is at step {step}, where this recipe ends "
+                         f"(steps={cfg.steps}): give --steps above {step} to train on from it")  # fmt: skip
+    if stop_at and step >= stop_at:  # the same: nothing would be trained or saved here
+        raise ValueError(f"--init-from {init_from} is at step {step}, so --stop-at {stop_at} "
+                         f"stops before it starts: give --stop-at above {step}")  # fmt: skip
+    record_changes(log, cfg, step, new_run=True)
+    state.pop("avg", None)  # a new run keeps its own average of the weights, if any
+    log.pop("average", None)
+    log.pop("running", None)  # and its own running means of the loss
+    if "teacher" in log:  # and may learn from another target; the record keeps both
+        log.setdefault("earlier_teachers", []).append(log.pop("teacher"))
+    return params, state, step, rng, log
+
+
+def record_changes(log: dict, cfg: TrainConfig, step: int, new_run: bool = False) -> None:
+    """The run goes on at step with cfg: the log's recipe becomes cfg, and what changed is
+    appended to its "recipe_changes" (a resumed run's new --steps too; a new run started with
+    --init-from always, even with nothing changed), so that the weights' record gives every
+    recipe the model was trained with."""
+    before = asdict(TrainConfig()) | log["config"]
+    changed = {k: [before[k], v] for k, v in asdict(cfg).items() if before[k] != v}
+    if changed or new_run:
+        log.setdefault("recipe_changes", []).append({"at_step": step, "changed": changed})
+    log["config"] = asdict(cfg)
+
+
 def start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
     """Step 0 of this recipe from a model's weights (no optimiser state: AdamW starts empty)."""
     from speclab.weights import load
@@ -214,7 +282,7 @@ def start_from_weights(path: Path, cfg: TrainConfig, config: GPTConfig):
         if model.meta.get(key):
             start[key] = model.meta[key]
     # the recipe the weights were trained with, where they record it: the caller records
-    # what this run changes (speclab.train.record_changes), so the record gives every recipe
+    # what this run changes (record_changes), so the record gives every recipe
     before = model.meta.get("recipe") if isinstance(model.meta.get("recipe"), dict) else None
     log = {"config": before or asdict(cfg), "history": [], "seconds": 0.0, "started_from": start}
     if isinstance(model.meta.get("recipe_changes"), list) and model.meta["recipe_changes"]:

@@ -38,13 +38,7 @@ from speclab.backprop import (
     next_byte_probs,
     unlikelihood_and_grads,
 )
-from speclab.checkpoints import (
-    is_weights_file,
-    load_checkpoint,
-    save_checkpoint,
-    scale_attention,
-    start_from_weights,
-)
+from speclab.checkpoints import save_checkpoint, start_run
 from speclab.cli import Terminated
 from speclab.copy_metrics import (
     PROBES,
@@ -64,7 +58,7 @@ from speclab.report_files import (
     remove_if_unused,
     remove_unless_held,
 )
-from speclab.weights import file_sha256, flatten, init_params, save, unflatten
+from speclab.weights import file_sha256, flatten, save, unflatten
 
 # --- the loop penalty --------------------------------------------------------------------
 
@@ -266,46 +260,7 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
         "near": copy_probes(corpus["val"], cfg.n_ctx),
         "far": copy_probes(corpus["val"], cfg.n_ctx, far=True),
     }
-    if scale_heads and (checkpoint.exists() or init_from is None):
-        raise ValueError("attention heads are scaled only when a new run starts from --init-from "
-                         "(this one " + ("resumes)" if checkpoint.exists() else "starts afresh)"))  # fmt: skip
-    if checkpoint.exists() and is_weights_file(checkpoint):  # would read as "damaged"
-        raise ValueError(f"{checkpoint} is a weights file, not a training checkpoint: move it "
-                         "out of the run folder, and start from it with --init-from in a new "
-                         "--run-dir")  # fmt: skip
-    if checkpoint.exists():
-        params, state, step, rng, log = load_checkpoint(checkpoint, cfg)  # only steps may change
-        record_changes(log, cfg, step)
-    elif init_from is not None and is_weights_file(init_from):
-        params, state, step, rng, log = start_from_weights(init_from, cfg, config)
-        record_changes(log, cfg, step, new_run=True)  # from the weights' own recipe
-    elif init_from is not None:
-        params, state, step, rng, log = load_checkpoint(
-            init_from, cfg, recipe_may_change=True,
-            advice="give --init-from a run's checkpoint.npz or a weights file of this shape",
-        )  # fmt: skip
-        if step >= cfg.steps:  # nothing to train: the new run folder would stay empty
-            raise ValueError(f"--init-from {init_from} is at step {step}, where this recipe ends "
-                             f"(steps={cfg.steps}): give --steps above {step} to train on from it")  # fmt: skip
-        if stop_at and step >= stop_at:  # the same: nothing would be trained or saved here
-            raise ValueError(f"--init-from {init_from} is at step {step}, so --stop-at {stop_at} "
-                             f"stops before it starts: give --stop-at above {step}")  # fmt: skip
-        record_changes(log, cfg, step, new_run=True)
-        state.pop("avg", None)  # a new run keeps its own average of the weights, if any
-        log.pop("average", None)
-        log.pop("running", None)  # and its own running means of the loss
-        if "teacher" in log:  # and may learn from another target; the record keeps both
-            log.setdefault("earlier_teachers", []).append(log.pop("teacher"))
-    else:
-        rng = np.random.default_rng(cfg.seed)
-        params = init_params(config, rng, dtype=np.float32)
-        state = {key: {k: np.zeros_like(v) for k, v in flatten(params).items()} for key in "mv"}
-        step, log = 0, {"config": asdict(cfg), "history": [], "seconds": 0.0}
-    if scale_heads:  # the trained weights it starts from, sharpened (or blurred) before step one
-        params = scale_attention(params, cfg.n_head, scale_heads)
-        log["recipe_changes"][-1]["attention_scaled"] = {
-            f"{layer}.{head}": factor for (layer, head), factor in sorted(scale_heads.items())
-        }
+    params, state, step, rng, log = start_run(cfg, checkpoint, init_from, stop_at, scale_heads)
     teacher = _teacher(cfg, log) if cfg.teacher_share else None
     flat_params = flatten(params)  # views into params: updates in place reach both
     started_at_step = step
@@ -357,38 +312,10 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
     ctrl_c, restore_ctrl_c, stop = _ctrl_c_after_the_step()
     try:  # the bar closed on the way out, Ctrl-C too: not redrawn after "interrupted"
         while step < last_step:
-            n_seq = row_length(step, cfg)
-            n_batch = max(1, cfg.batch_tokens // n_seq)
-            inputs, targets, *weights = batch(corpus["train"], n_batch, n_seq, rng, cfg, weighted)
-            positions = np.arange(n_seq)  # always from 0: no offsets (see speclab.recipe)
-            soft = {}
-            if teacher is not None:  # distillation: the target's own next-byte distribution
-                soft["teacher"] = next_byte_probs(teacher.params, teacher.config.n_head,
-                                                  inputs, positions)  # fmt: skip
-                soft["teacher_share"] = cfg.teacher_share
-            with np.errstate(over="ignore", invalid="ignore"):  # a diverged run is stopped below
-                loss, grads = loss_and_grads(
-                    params, cfg.n_head, inputs, targets, positions, *weights, **soft
-                )
-            if not loss < DIVERGED_NATS:  # inf, NaN, or a finite loss no learner reaches
-                bar.close()  # the message on a line of its own
-                raise ValueError(
-                    _diverged(step, f"the loss became {loss}", learning_rate(step, cfg), checkpoint)
-                )
-            flat_grads = flatten(grads)
-            if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
-                loop_grads, looped = loop_penalty(params, config, cfg, corpus["train"], rng)
-                for name, grad in loop_grads.items():
-                    flat_grads[name] = flat_grads[name] + grad
+            loss, norm, lr, looped = _step(params, flat_params, state, step, rng, cfg,
+                                           corpus["train"], teacher, weighted, checkpoint)  # fmt: skip
+            if looped is not None:
                 loop_ema = looped if loop_ema is None else 0.9 * loop_ema + 0.1 * looped
-            lr = learning_rate(step, cfg)
-            with np.errstate(over="ignore", invalid="ignore"):
-                norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
-            if not all(np.isfinite(value).all() for value in flat_params.values()):
-                bar.close()
-                raise ValueError(
-                    _diverged(step, "the weights became infinite or NaN", lr, checkpoint)
-                )
             step += 1
             loss_ema = loss if loss_ema is None else 0.95 * loss_ema + 0.05 * loss
             bar.update(1)
@@ -426,6 +353,36 @@ def _train(cfg, run_dir, out, max_minutes, progress, stop_at, init_from, scale_h
         if out is not None:
             bar.write(f"exported to {out}")  # said once it is so (a full disk can stop it)
     return log
+
+
+def _step(params, flat_params, state, step, rng, cfg, text, teacher, weighted, checkpoint):
+    """One optimiser step at `step`: a batch of rows from text, its loss and gradients (with
+    the teacher's distribution and the loop penalty where the recipe asks for them), AdamW.
+    Returns (loss, gradient norm, learning rate, share of own new bytes that loop or None)."""
+    n_seq = row_length(step, cfg)
+    n_batch = max(1, cfg.batch_tokens // n_seq)
+    inputs, targets, *weights = batch(text, n_batch, n_seq, rng, cfg, weighted)
+    positions = np.arange(n_seq)  # always from 0: no offsets (see speclab.recipe)
+    soft = {}
+    if teacher is not None:  # distillation: the target's own next-byte distribution
+        soft["teacher"] = next_byte_probs(teacher.params, teacher.config.n_head, inputs, positions)
+        soft["teacher_share"] = cfg.teacher_share
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverged run is stopped below
+        loss, grads = loss_and_grads(params, cfg.n_head, inputs, targets, positions, *weights,
+                                     **soft)  # fmt: skip
+    lr = learning_rate(step, cfg)
+    if not loss < DIVERGED_NATS:  # inf, NaN, or a finite loss no learner reaches
+        raise ValueError(_diverged(step, f"the loss became {loss}", lr, checkpoint))
+    flat_grads, looped = flatten(grads), None
+    if cfg.loop_rows:  # unlikelihood on the model's own loops (Welleck et al. 2019)
+        loop_grads, looped = loop_penalty(params, cfg.model_config, cfg, text, rng)
+        for name, grad in loop_grads.items():
+            flat_grads[name] = flat_grads[name] + grad
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = adamw_step(flat_params, flat_grads, state, step, lr, cfg)
+    if not all(np.isfinite(value).all() for value in flat_params.values()):
+        raise ValueError(_diverged(step, "the weights became infinite or NaN", lr, checkpoint))
+    return loss, norm, lr, looped
 
 
 def _ctrl_c_after_the_step():
@@ -467,18 +424,6 @@ def _ctrl_c_after_the_step():
         return Terminated() if pressed and pressed[0] != signal.SIGINT else KeyboardInterrupt()
 
     return (lambda: bool(pressed)), restore, stop
-
-
-def record_changes(log: dict, cfg: TrainConfig, step: int, new_run: bool = False) -> None:
-    """The run goes on at step with cfg: the log's recipe becomes cfg, and what changed is
-    appended to its "recipe_changes" (a resumed run's new --steps too; a new run started with
-    --init-from always, even with nothing changed), so that the weights' record gives every
-    recipe the model was trained with."""
-    before = asdict(TrainConfig()) | log["config"]
-    changed = {k: [before[k], v] for k, v in asdict(cfg).items() if before[k] != v}
-    if changed or new_run:
-        log.setdefault("recipe_changes", []).append({"at_step": step, "changed": changed})
-    log["config"] = asdict(cfg)
 
 
 def same_command(init_from: Path | None = None, scale_heads=None, without: tuple = ()) -> str:
