@@ -103,43 +103,11 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
             rng = np.random.default_rng()
             rng.bit_generator.state = record["rng"]
             step, log = int(record["step"]), record["log"]
-            if step < 0:
-                raise ValueError(f"its step is {step}")
-            if not (isinstance(log.get("history"), list) and isinstance(log.get("seconds"), (int, float))
-                    and all(isinstance(entry, dict) for entry in log["history"])):  # fmt: skip
-                raise ValueError("its training log is not a log (history, seconds)")
-            running = log.get("running", {})  # the running means a resumed run goes on with
-            if not (isinstance(running, dict) and all(
-                    value is None or type(value) in (int, float) and math.isfinite(value)
-                    for value in running.values())):  # fmt: skip
-                raise ValueError("its running means are not numbers")
+            _check_log(step, log)
             check_params(part["param"], cfg.model_config)
             params = unflatten(part["param"], cfg.n_layer)
             flat = flatten(params)
-            for kind in ("m", "v"):
-                if set(part[kind]) != set(flat):
-                    raise ValueError(f"its AdamW state {kind!r} does not match the parameters")
-            for name, value in flat.items():
-                for kind in ("m", "v"):
-                    if part[kind][name].shape != value.shape:
-                        raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
-                    if part[kind][name].dtype != value.dtype:
-                        raise ValueError(f"{kind}/{name} has dtype {part[kind][name].dtype}")
-                    # else the first step's update is NaN, reported as a run that diverged
-                    if not np.isfinite(part[kind][name]).all():
-                        raise ValueError(f"{kind}/{name} holds NaN or infinity")
-                if (part["v"][name] < 0).any():  # a mean of squares
-                    raise ValueError(f"v/{name} holds a negative variance")
-            count = log.get("average", {}).get("count", 0)
-            if (
-                bool(part["avg"]) != bool(count)
-                or part["avg"]
-                and (
-                    set(part["avg"]) != set(flat)
-                    or any(part["avg"][k].shape != v.shape for k, v in flat.items())
-                )
-            ):
-                raise ValueError("its running average of the weights does not match the parameters")
+            _check_state(part, flat, log)
     except RecipeMismatch as error:
         raise ValueError(str(error)) from None
     except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError, RecursionError,
@@ -150,6 +118,48 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
         ) from None
     state = {"m": part["m"], "v": part["v"]} | ({"avg": part["avg"]} if part["avg"] else {})
     return params, state, step, rng, log
+
+
+def _check_log(step: int, log: dict) -> None:
+    """A checkpoint's step and training log, as a resumed run reads them."""
+    if step < 0:
+        raise ValueError(f"its step is {step}")
+    if not (isinstance(log.get("history"), list) and isinstance(log.get("seconds"), (int, float))
+            and all(isinstance(entry, dict) for entry in log["history"])):  # fmt: skip
+        raise ValueError("its training log is not a log (history, seconds)")
+    running = log.get("running", {})  # the running means a resumed run goes on with
+    if not (isinstance(running, dict) and all(
+            value is None or type(value) in (int, float) and math.isfinite(value)
+            for value in running.values())):  # fmt: skip
+        raise ValueError("its running means are not numbers")
+
+
+def _check_state(part: dict, flat: dict, log: dict) -> None:
+    """AdamW's moments and the running sum of the weights, against the parameters (flat)."""
+    for kind in ("m", "v"):
+        if set(part[kind]) != set(flat):
+            raise ValueError(f"its AdamW state {kind!r} does not match the parameters")
+    for name, value in flat.items():
+        for kind in ("m", "v"):
+            if part[kind][name].shape != value.shape:
+                raise ValueError(f"{kind}/{name} has shape {part[kind][name].shape}")
+            if part[kind][name].dtype != value.dtype:
+                raise ValueError(f"{kind}/{name} has dtype {part[kind][name].dtype}")
+            # else the first step's update is NaN, reported as a run that diverged
+            if not np.isfinite(part[kind][name]).all():
+                raise ValueError(f"{kind}/{name} holds NaN or infinity")
+        if (part["v"][name] < 0).any():  # a mean of squares
+            raise ValueError(f"v/{name} holds a negative variance")
+    count = log.get("average", {}).get("count", 0)
+    if (
+        bool(part["avg"]) != bool(count)
+        or part["avg"]
+        and (
+            set(part["avg"]) != set(flat)
+            or any(part["avg"][k].shape != v.shape for k, v in flat.items())
+        )
+    ):
+        raise ValueError("its running average of the weights does not match the parameters")
 
 
 MAX_RECORD_BYTES = 2**28  # the JSON record (recipe, log): a long run's is well under 1 MB
