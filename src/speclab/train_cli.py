@@ -23,6 +23,7 @@ from speclab.render import counted
 from speclab.report_files import (
     first_missing,
     leads_into_a_loop,
+    remove_empty_folders,
     remove_if_unused,
     writable_folder,
 )
@@ -123,7 +124,9 @@ def with_overrides(cfg: TrainConfig, settings: list[str]) -> TrainConfig:
             )
         kind = type(fields[name])
         try:
-            value = float(text) if kind is float or "e" in text.lower() else int(text)
+            value = (
+                float(text) if kind is float or "e" in text.lower() or "." in text else int(text)
+            )
         except ValueError:
             value = None
         if value is not None and not math.isfinite(value):
@@ -425,11 +428,14 @@ def run(args) -> int:
     name = "smoke" if args.smoke else args.recipe
     run_dir = args.run_dir or Path("runs") / name
     made = first_missing(run_dir)  # the outermost folder the checks below will make
+    out_made = first_missing(args.out.parent) if args.out is not None else None  # --out's too
     restore = sigterm_stops_cleanly()  # until training takes it over: a stop in start-up
     try:
         return _run(args, name, run_dir)
     finally:
         restore()
+        if args.out is not None:  # first: its folder may be inside the run folder
+            remove_empty_folders(args.out.parent, out_made)
         remove_if_unused(run_dir, made)  # a failed start: no empty folders left behind
 
 
