@@ -151,6 +151,11 @@ def load_report(path) -> dict:
         raise ValueError(f"{path} is not a readable JSON file ({error})") from None
     if not isinstance(report, dict) or report.get("benchmark") != "decode":
         raise ValueError(f"{path} is not a `speclab bench decode` report")
-    for row in report.get("results", []):  # null: a number undefined for that run (strict_json)
+    rows = report.get("results", [])
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise ValueError(
+            f"{path} is not a `speclab bench decode` report (its results are not rows)"
+        )
+    for row in rows:  # null: a number undefined for that run (strict_json)
         row.update({key: math.nan for key, value in row.items() if value is None})
     return report
