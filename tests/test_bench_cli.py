@@ -202,6 +202,17 @@ def test_an_option_of_the_other_benchmark_is_refused_not_ignored(tmp_path, capsy
     ]
 
 
+def test_a_forward_report_too_deep_to_read_is_kept_and_the_quick_run_saved_beside_it(tmp_path):
+    """save_report reads the forward.json it might replace after the timing: a file nested
+    deeper than json.loads can follow had cost the measurement a RecursionError."""
+    deep = '{"benchmark": "forward", "settings": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (tmp_path / "forward.json").write_text(deep, encoding="utf-8")
+    report = {"settings": {"quick": True}, "forward_cost": [{"n_new": 1, "ms": 1.0}]}
+    json_path, _ = bench.save_report(report, tmp_path)
+    assert json_path.name == "forward-partial.json"
+    assert (tmp_path / "forward.json").read_text(encoding="utf-8") == deep
+
+
 @pytest.mark.parametrize(
     "what, file",
     [

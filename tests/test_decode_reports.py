@@ -170,3 +170,8 @@ def test_a_decode_json_whose_results_are_not_rows_is_refused_and_passed_over(ful
         own.write_text(f'{{"benchmark": "decode", "results": {results}}}', encoding="utf-8")
         with pytest.raises(ValueError, match="not a `speclab bench decode` report"):
             load_report(own)
+    deep = "[" * 100_000 + "]" * 100_000  # deeper than json.loads can follow
+    own.write_text(f'{{"benchmark": "decode", "results": {deep}}}', encoding="utf-8")
+    with pytest.raises(ValueError, match="is not a readable JSON file"):
+        load_report(own)
+    assert saved_report_path() == shipped

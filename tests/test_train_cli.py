@@ -156,6 +156,17 @@ def test_weights_of_another_run_with_the_same_loss_at_another_time_are_anothers(
     assert train_cli._other_run(out, tmp_path / "new", init_from=other) == said
 
 
+def test_a_checkpoint_whose_record_is_too_deep_to_read_has_no_fingerprint(tmp_path):
+    """Its own checks name the damage when the run reads it; the fingerprint only says none
+    (json.loads had raised RecursionError out of the checks of --out)."""
+    out = _weights(tmp_path / "w.npz", FIRST)
+    deep = tmp_path / "deep" / "checkpoint.npz"
+    deep.parent.mkdir()
+    np.savez(deep, record=np.array("[" * 100_000 + "]" * 100_000))
+    assert train_cli._first_validation(deep) is None
+    assert train_cli._other_run(out, deep.parent, None).startswith(f"--out {out} holds another")
+
+
 def test_the_shipped_target_counts_as_a_teacher_only_when_the_recipe_learns_from_it(
     tmp_path, monkeypatch
 ):

@@ -501,7 +501,7 @@ def save_report(report: dict, out: Path) -> tuple[Path, Path]:
         try:
             kept = json.loads((out / "forward.json").read_text(encoding="utf-8"))
             full = not kept["settings"]["quick"]
-        except (OSError, ValueError, KeyError, TypeError):  # not ours to judge: keep it
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):  # not ours: keep it
             full = True
         name = "forward-partial" if full else name
     json_path, csv_path = out / f"{name}.json", out / f"{name}.csv"

@@ -147,7 +147,8 @@ def load_report(path) -> dict:
     """A saved decode.json (for the lesson: a full run made earlier)."""
     try:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:  # these named no file
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:  # no file named
+        # RecursionError: nested deeper than json.loads can follow
         raise ValueError(f"{path} is not a readable JSON file ({error})") from None
     if not isinstance(report, dict) or report.get("benchmark") != "decode":
         raise ValueError(f"{path} is not a `speclab bench decode` report")

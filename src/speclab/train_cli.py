@@ -284,7 +284,7 @@ def _first_validation(path: Path) -> dict | None:
         else:
             with np.load(path, allow_pickle=False) as archive:
                 history = json.loads(str(archive["record"]))["log"]["history"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # Recursion: too deep
         return None  # unreadable: the checks of the run itself say why
     return _fingerprint(history)
 
