@@ -39,8 +39,8 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
             elif dashed := _dashed_value(message, arguments, self._option_string_actions):
                 option, value = dashed
                 message += f"; to give a value that starts with '-', write {option}={value}"
-            elif found := self._dashed_prompt(arguments):
-                prog, text = found
+            elif found := self._dashed_prompts(arguments):
+                prog, text = found[0], found[1][0]
                 message += (f"; '{shown(text)}' is read as an option: to give a prompt that "
                             f"starts with '-', put -- before it, after every option "
                             f"({prog} -- '{shown(text)}')")  # fmt: skip
@@ -55,17 +55,24 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
             self.exit(2, f"{self.prog}: {problem}\n")
 
         def parse_args(self, args=None, namespace=None):
-            # Python 3.13 reads `demo -hello` as -h and prints the help (3.11: an error that
-            # gets the hint below): such a word, -h and more, is refused before argparse acts
-            found = self._dashed_prompt(arguments if args is None else list(args))
-            if found and found[1].startswith("-h") and not found[1].startswith("--"):
-                self.error(f"unrecognized arguments: {found[1]}")  # error() adds the hint
+            # Python 3.13 reads `demo -hello` (or `demo -x -hello`) as -h and prints the help
+            # (3.11: an error that gets the hint below): such a word, -h and more, is refused
+            # before argparse acts, by the command it was typed to
+            found = self._dashed_prompts(arguments if args is None else list(args))
+            if found and any(text.startswith("-h") and text[1] != "-" for text in found[1]):
+                prog, texts = found
+                self._command(prog.split()[-1]).error(f"unrecognized arguments: {' '.join(texts)}")
             parsed, extras = self.parse_known_args(args, namespace)
             if extras:  # argparse blames the top parser: the command's own usage helps more
                 command = getattr(parsed, "command", None)
-                chosen = self._subparsers._group_actions[0].choices.get(command)
-                (chosen or self).error(f"unrecognized arguments: {' '.join(extras)}")
+                self._command(command).error(f"unrecognized arguments: {' '.join(extras)}")
             return parsed
+
+        def _command(self, name: str | None) -> argparse.ArgumentParser:
+            """The parser of the command `name` (this one where there is no such command)."""
+            if not self._subparsers:
+                return self
+            return self._subparsers._group_actions[0].choices.get(name) or self
 
         def format_usage(self):
             text = super().format_usage()
@@ -89,8 +96,8 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
             unknown, command = _unrecognized(message), self.prog.split()[-1]
             if not self._takes_a_prompt() or not unknown or command not in argv:
                 return None
-            if any(word.startswith("-") for word in unknown):
-                return None  # an unknown option: not this mistake
+            if any(word.startswith("-") and len(word) > 1 for word in unknown):
+                return None  # an unknown option: not this mistake (a lone "-" is a word)
             typed, options, words, value_next = argv[argv.index(command) + 1 :], [], [], False
             if "--" in typed:  # `demo --k 3 -- -x foo`: all of it after -- is the prompt
                 options, words = typed[: typed.index("--") + 1], typed[typed.index("--") + 1 :]
@@ -127,21 +134,22 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
             after = argv[argv.index("--") + 1 :]
             return any(word.startswith("-") for word in unknown) and unknown[0] in after
 
-        def _dashed_prompt(self, argv: list[str]) -> tuple[str, str] | None:
-            """(command, the first argument before "--" that starts with "-" and is not one
-            of its options), where the command takes a prompt ("-hello" is read as -h ello)."""
+        def _dashed_prompts(self, argv: list[str]) -> tuple[str, list[str]] | None:
+            """(command, the arguments before "--" that start with "-" and are not its
+            options), where the command takes a prompt ("-hello" is read as -h ello); None
+            where there are none."""
             for action in self._subparsers._group_actions if self._subparsers else ():
                 # `speclab demo --k 3 -x`: argparse blames the top parser for "-x"
                 for i, text in enumerate(argv):
                     if text in action.choices:
-                        return action.choices[text]._dashed_prompt(argv[i + 1 :])
+                        return action.choices[text]._dashed_prompts(argv[i + 1 :])
                 return None
             if not any(action.dest == "prompt" for action in self._get_positional_actions()):
                 return None
-            options = self._option_string_actions
+            options, found = self._option_string_actions, []
             for i, text in enumerate(argv):
                 if text == "--":
-                    return None
+                    break
                 before = options.get(argv[i - 1]) if i else None
                 if before is not None and before.nargs != 0:  # `--target -my.npz`: a value
                     continue
@@ -152,10 +160,12 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
                     and name not in options
                     and not any(o.startswith(name) for o in options if o.startswith("--"))
                     and not self._reads_as_number(text)
-                    and " " not in text  # with a space, argparse takes it as text
+                    # with a space argparse takes it as text, unless it starts with a short
+                    # option: "-h is it" is -h with " is it"
+                    and (" " not in text or (text[1] != "-" and text[:2] in options))
                 ):
-                    return self.prog, text
-            return None
+                    found.append(text)
+            return (self.prog, found) if found else None
 
         def _print_message(self, message, file=None):
             # argparse drops an OSError here (unbuffered output, PYTHONUNBUFFERED=1):
