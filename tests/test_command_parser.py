@@ -147,6 +147,21 @@ def test_a_prompt_with_a_space_read_as_minus_h_gets_the_hint():
     assert "'-h is the prompt' is read as an option" in error
 
 
+def test_a_file_that_argparse_would_read_as_minus_h_is_refused_not_answered_with_the_help(
+    tmp_path, monkeypatch
+):
+    """A homework file "-hw1.csv" is -h with "w1.csv" to argparse: Python 3.13 printed the
+    help and ended 0, as if the file had been checked; 3.11 said 'ignored explicit argument'."""
+    monkeypatch.chdir(tmp_path)
+    _, error = refused(["check", "-hw2.csv"])
+    assert error == "speclab check: error: unrecognized arguments: -hw2.csv"
+    (tmp_path / "-hw1.csv").write_text("prefix,guess\n")
+    usage, error = refused(["check", "--lang", "en", "-hw1.csv"])
+    assert usage.startswith("usage: speclab check ")
+    assert error.endswith("'-hw1.csv' is read as an option: to name the file, write ./-hw1.csv "
+                          "or put -- before it")  # fmt: skip
+
+
 def test_a_file_named_like_an_option_gets_a_hint_in_the_learners_language(tmp_path, monkeypatch):
     """The catalogue's words (speclab/locale/zh), the hint joined with a full-width ；."""
     monkeypatch.chdir(tmp_path)

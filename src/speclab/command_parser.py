@@ -55,10 +55,10 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
             self.exit(2, f"{self.prog}: {problem}\n")
 
         def parse_args(self, args=None, namespace=None):
-            # Python 3.13 reads `demo -hello` (or `demo -x -hello`) as -h and prints the help
-            # (3.11: an error that gets the hint below): such a word, -h and more, is refused
-            # before argparse acts, by the command it was typed to
-            found = self._dashed_prompts(arguments if args is None else list(args))
+            # Python 3.13 reads `demo -hello` (or `demo -x -hello`, `check-guesses -hw1.csv`)
+            # as -h and prints the help, status 0 (3.11: an error that gets the hint below):
+            # such a word, -h and more, is refused before argparse acts, by its command
+            found = self._dashed_words(arguments if args is None else list(args))
             if found and any(text.startswith("-h") and text[1] != "-" for text in found[1]):
                 prog, texts = found
                 self._command(prog.split()[-1]).error(f"unrecognized arguments: {' '.join(texts)}")
@@ -135,16 +135,21 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
             return any(word.startswith("-") for word in unknown) and unknown[0] in after
 
         def _dashed_prompts(self, argv: list[str]) -> tuple[str, list[str]] | None:
+            """_dashed_words, where the command takes a prompt."""
+            found = self._dashed_words(argv)
+            if found and self._command(found[0].split()[-1])._takes_a_prompt():
+                return found
+            return None
+
+        def _dashed_words(self, argv: list[str]) -> tuple[str, list[str]] | None:
             """(command, the arguments before "--" that start with "-" and are not its
-            options), where the command takes a prompt ("-hello" is read as -h ello); None
-            where there are none."""
+            options: "-hello" is read as -h ello, `check-guesses -hw1.csv` as -h w1.csv);
+            None where there are none."""
             for action in self._subparsers._group_actions if self._subparsers else ():
                 # `speclab demo --k 3 -x`: argparse blames the top parser for "-x"
                 for i, text in enumerate(argv):
                     if text in action.choices:
-                        return action.choices[text]._dashed_prompts(argv[i + 1 :])
-                return None
-            if not any(action.dest == "prompt" for action in self._get_positional_actions()):
+                        return action.choices[text]._dashed_words(argv[i + 1 :])
                 return None
             options, found = self._option_string_actions, []
             for i, text in enumerate(argv):
