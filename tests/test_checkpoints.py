@@ -187,3 +187,43 @@ def test_training_from_a_weights_file_starts_adamw_empty(tmp_path):
     )
     _, state, step, _, _ = start_from_weights(tmp_path / "w.npz", recipe, recipe.model_config)
     assert step == 0 and all(not v.any() for key in "mv" for v in state[key].values())
+
+
+def _record_rewritten(path, change):
+    """The checkpoint at path with change(text) applied to its JSON record's text."""
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {k: archive[k] for k in archive.files if k != "record"}
+        text = str(archive["record"])
+    np.savez(path, **arrays, record=np.array(change(text)))
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        # json.loads reads 1e400 as infinity: int() raised OverflowError, a traceback
+        (lambda t: t.replace('"step": 3', '"step": 1e400'), "cannot convert float infinity"),
+        # the run appends to these: AttributeError in record_changes, after the checks
+        (lambda t: t.replace('"history": []', '"history": [], "recipe_changes": "x"'),
+         "recipe_changes is not a list"),
+        (lambda t: t.replace('"history": []', '"history": [], "earlier_teachers": {}'),
+         "earlier_teachers is not a list"),
+        # offered back as `--set lr='x'`, or as no --set at all for a field no recipe has
+        (lambda t: t.replace('"lr": 0.003', '"lr": "x"'), "its recipe's lr is 'x', not a number"),
+        (lambda t: t.replace('"n_layer": 1', '"n_layer": 1.5'), "n_layer is 1.5, not a whole"),
+        (lambda t: t.replace('"n_layer": 1', '"n_layer": true'), "n_layer is True, not a whole"),
+        (lambda t: t.replace('"n_layer": 1', '"n_layer": 1, "mood": 1'),
+         "a field this speclab does not know, 'mood'"),
+    ],
+)  # fmt: skip
+def test_a_damaged_record_is_named_as_damage_not_a_traceback_or_a_recipe(tmp_path, change, reason):
+    from speclab.checkpoints import load_checkpoint
+
+    recipe = RECIPES["smoke"]
+    path = a_saved_checkpoint(tmp_path, recipe)
+    load_checkpoint(path, recipe)  # whole before the change
+    _record_rewritten(path, change)
+    for may_change in (False, True):
+        with pytest.raises(ValueError) as refused:
+            load_checkpoint(path, recipe, recipe_may_change=may_change)
+        said = str(refused.value)
+        assert "is damaged or not a speclab training checkpoint" in said and reason in said, said

@@ -170,6 +170,10 @@ def test_a_decode_json_whose_results_are_not_rows_is_refused_and_passed_over(ful
         own.write_text(f'{{"benchmark": "decode", "results": {results}}}', encoding="utf-8")
         with pytest.raises(ValueError, match="not a `speclab bench decode` report"):
             load_report(own)
+    too_long = "9" * 5000  # json's own ValueError, not a JSONDecodeError: it named no file
+    own.write_text(f'{{"benchmark": "decode", "results": [], "x": {too_long}}}', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"is not a readable JSON file \(Exceeds[^;]*\)$"):
+        load_report(own)
     deep = "[" * 100_000 + "]" * 100_000  # deeper than json.loads can follow
     own.write_text(f'{{"benchmark": "decode", "results": {deep}}}', encoding="utf-8")
     with pytest.raises(ValueError, match="is not a readable JSON file"):

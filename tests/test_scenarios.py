@@ -146,6 +146,12 @@ def test_a_good_file(tmp_path):
         (lambda t: t.replace("max_new_tokens = 4", "mood = 4"), r"prompt 2: unknown key 'mood'"),
         (lambda t: t.split('[[prompts]]\nid = "two"')[0], r"bad.toml: needs at least 2"),
         (lambda t: t.replace('name = "tiny"', "name = "), r"bad.toml: not valid TOML"),
+        # tomllib's own ValueError, not a TOMLDecodeError: it had named no file, and advised
+        # sys.set_int_max_str_digits()
+        (
+            lambda t: t.replace("max_new_tokens = 8", "max_new_tokens = " + "9" * 5000),
+            r"^bad.toml: not valid TOML \(Exceeds the limit \(4300 digits\)[^;]*\)$",
+        ),
         (
             lambda t: t.replace('description = "two prompts"', "description = 5"),
             r"'description' must be a string, got int",

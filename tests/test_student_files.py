@@ -341,3 +341,12 @@ def test_wide_letters_take_two_columns_and_a_joiner_none():
     from speclab import student_files
 
     assert student_files.columns("前缀") == 4 and student_files.columns("a\u200cb") == 2
+
+
+def test_a_name_with_a_nul_in_it_is_named_not_a_traceback(tmp_path):
+    """A path typed in a notebook can hold what a command line cannot: os.open raised
+    ValueError("embedded null byte") out of the checker."""
+    from speclab.exercises import check_guesses
+
+    with pytest.raises(GuessFileError, match=r"a\\x00b.csv: cannot be read \(embedded null"):
+        check_guesses(tmp_path / "a\x00b.csv")

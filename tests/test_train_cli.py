@@ -6,6 +6,7 @@ Each boundary is taken from the words the messages promise ("at most 100", "at l
 4,608", "not negative"): the named value itself passes, the next one is refused."""
 
 import argparse
+import io
 import json
 import re
 from dataclasses import replace
@@ -165,6 +166,24 @@ def test_a_checkpoint_whose_record_is_too_deep_to_read_has_no_fingerprint(tmp_pa
     np.savez(deep, record=np.array("[" * 100_000 + "]" * 100_000))
     assert train_cli._first_validation(deep) is None
     assert train_cli._other_run(out, deep.parent, None).startswith(f"--out {out} holds another")
+
+
+def test_a_checkpoint_whose_record_claims_gigabytes_is_not_read_for_its_fingerprint(tmp_path):
+    """numpy allocates what a member's header claims before reading it: a record claiming
+    400 GB ended the checks of --out in a MemoryError traceback (load_checkpoint refused it)."""
+    import zipfile
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<U1", "fortran_order": False, "shape": (10**11,)}
+    )
+    huge = tmp_path / "huge" / "checkpoint.npz"
+    huge.parent.mkdir()
+    with zipfile.ZipFile(huge, "w") as archive:
+        archive.writestr("record.npy", header.getvalue() + b"x" * 100)
+    assert train_cli._first_validation(huge) is None
+    out = _weights(tmp_path / "w.npz", FIRST)
+    assert train_cli._other_run(out, huge.parent, None).startswith(f"--out {out} holds another")
 
 
 def test_the_shipped_target_counts_as_a_teacher_only_when_the_recipe_learns_from_it(

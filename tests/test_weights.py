@@ -421,3 +421,30 @@ def test_a_file_name_given_as_the_dtype_is_named():
         load_target("target")
     with pytest.raises(ValueError, match="must be a floating type"):
         load_target(int)
+
+
+def test_a_value_float32_cannot_hold_is_refused_when_loading_as_float32(saved):
+    """The check for NaN and infinity ran before the cast, so 1e300 came through as infinity:
+    a draft that never agreed, or a training run 'diverged at step 1' (lower the lr)."""
+    path, _ = saved
+
+    def huge(arrays):  # a float64 file, as float64 weights are saved
+        arrays["wte"] = arrays["wte"].astype(np.float64)
+        arrays["wte"][0, 0] = 1e300
+
+    rewrite(path, huge)
+    assert load(path, dtype=np.float64).params["wte"][0, 0] == 1e300
+    with pytest.raises(ValueError, match=r"parameter 'wte' holds values too large for float32"):
+        load(path, dtype=np.float32)
+
+
+def test_describe_passes_over_a_hand_made_records_values_that_are_not_numbers(saved):
+    """load() keeps the record as it is; the lesson's one-line description had raised on a
+    string where it formats a number."""
+    path, _ = saved
+    model = load(path)
+    model.meta.update(val_bits_per_byte="7.1", trained_steps="5", started_from={"x": 1})
+    said = model.describe()
+    assert said.endswith("; untrained") and "7.1" not in said
+    model.meta.update(val_bits_per_byte=1.5, trained_steps=40)
+    assert model.describe().endswith("; 40 training steps, 1.50 bits per byte on held-out files")

@@ -87,6 +87,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
         _check_members(path, None)  # the record, read first
         with np.load(path, allow_pickle=False) as archive:
             record = json.loads(str(archive["record"]))
+            _check_recipe(record["log"]["config"])
             saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
             if recipe_may_change:
                 saved |= {k: v for k, v in asdict(cfg).items() if k not in shape}
@@ -111,13 +112,30 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     except RecipeMismatch as error:
         raise ValueError(str(error)) from None
     except (OSError, EOFError, KeyError, TypeError, ValueError, AttributeError, RecursionError,
-            json.JSONDecodeError, zipfile.BadZipFile) as error:  # fmt: skip
-        # RecursionError: a record nested deeper than json.loads can follow
+            OverflowError, json.JSONDecodeError, zipfile.BadZipFile) as error:  # fmt: skip
+        # RecursionError: a record nested deeper than json.loads can follow; OverflowError: a
+        # step of 1e400, infinity to json.loads
         raise ValueError(
             f"{path} is damaged or not a speclab training checkpoint ({error}); {advice}"
         ) from None
     state = {"m": part["m"], "v": part["v"]} | ({"avg": part["avg"]} if part["avg"] else {})
     return params, state, step, rng, log
+
+
+def _check_recipe(recipe) -> None:
+    """A checkpoint's recipe: fields of TrainConfig, each a number of its field's kind (a
+    damaged one would be offered back as --set flags that cannot work)."""
+    defaults = asdict(TrainConfig())
+    if not isinstance(recipe, dict):
+        raise ValueError("its recipe is not a recipe")
+    if unknown := sorted(set(recipe) - set(defaults)):
+        raise ValueError(f"its recipe has a field this speclab does not know, {unknown[0]!r} "
+                         "(made by another version?)")  # fmt: skip
+    for key, value in recipe.items():
+        whole = isinstance(defaults[key], int)
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
+            raise ValueError(f"its recipe's {key} is {value!r}, not a "
+                             + ("whole number" if whole else "number"))  # fmt: skip
 
 
 def _check_log(step: int, log: dict) -> None:
@@ -132,6 +150,9 @@ def _check_log(step: int, log: dict) -> None:
             value is None or type(value) in (int, float) and math.isfinite(value)
             for value in running.values())):  # fmt: skip
         raise ValueError("its running means are not numbers")
+    for key in ("recipe_changes", "earlier_teachers"):  # a run going on appends to them
+        if not isinstance(log.get(key, []), list):
+            raise ValueError(f"its training log's {key} is not a list")
 
 
 def _check_state(part: dict, flat: dict, log: dict) -> None:
@@ -163,6 +184,16 @@ def _check_state(part: dict, flat: dict, log: dict) -> None:
 
 
 MAX_RECORD_BYTES = 2**28  # the JSON record (recipe, log): a long run's is well under 1 MB
+
+
+def read_record(path: Path) -> dict:
+    """A checkpoint's JSON record alone (step, generator, recipe, log), its size checked
+    before numpy reads it; OSError, ValueError or zipfile.BadZipFile if it cannot be."""
+    if not zipfile.is_zipfile(path):  # else numpy tries it as a pickle
+        raise ValueError("not an .npz archive")
+    _check_members(path, None)
+    with np.load(path, allow_pickle=False) as archive:
+        return json.loads(str(archive["record"]))
 
 
 def _check_members(path: Path, config: GPTConfig | None) -> None:

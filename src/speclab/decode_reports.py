@@ -147,9 +147,12 @@ def load_report(path) -> dict:
     """A saved decode.json (for the lesson: a full run made earlier)."""
     try:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:  # no file named
-        # RecursionError: nested deeper than json.loads can follow
-        raise ValueError(f"{path} is not a readable JSON file ({error})") from None
+    except (ValueError, RecursionError) as error:  # not JSON, not UTF-8: these name no file
+        # RecursionError: nested deeper than json.loads can follow; a ValueError of json's
+        # own: an integer of more than 4,300 digits ("...; use sys.set_int_max_str_digits()")
+        raise ValueError(
+            f"{path} is not a readable JSON file ({str(error).split(';')[0]})"
+        ) from None
     if not isinstance(report, dict) or report.get("benchmark") != "decode":
         raise ValueError(f"{path} is not a `speclab bench decode` report")
     rows = report.get("results", [])

@@ -117,6 +117,8 @@ def load_scenario(path) -> Scenario:
         raise ScenarioError(f"{path.name}: not valid TOML ({error})") from None
     except RecursionError:  # arrays nested deeper than the parser can follow: not a prompt file
         raise ScenarioError(f"{path.name}: not valid TOML (nested too deeply)") from None
+    except ValueError as error:  # an integer of more than 4,300 digits (not a TOMLDecodeError)
+        raise ScenarioError(f"{path.name}: not valid TOML ({str(error).split(';')[0]})") from None
     except OSError as error:  # unreadable: permissions, a broken disk
         raise ScenarioError(f"{path}: cannot read it ({error.strerror or error})") from None
     file = path.name

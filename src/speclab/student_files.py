@@ -168,6 +168,10 @@ def _read_bytes(path: Path) -> bytes:
         raise GuessFileError(
             N_("{name}: cannot be read ({reason})"), name=name, reason=error.strerror
         ) from None
+    except ValueError as error:  # a NUL in the name (a path typed in a notebook)
+        raise GuessFileError(
+            N_("{name}: cannot be read ({reason})"), name=name, reason=str(error)
+        ) from None
     try:
         raw = _read_regular(descriptor, name)
     finally:

@@ -13,7 +13,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from speclab.checkpoints import is_weights_file
+from speclab.checkpoints import is_weights_file, read_record
 from speclab.cli import bad_argument, path_argument, sigterm_stops_cleanly
 from speclab.copy_metrics import MIN_N_CTX
 from speclab.gpt import GPTConfig
@@ -272,7 +272,7 @@ def _first_validation(path: Path) -> dict | None:
     """The first validation a weights file or a checkpoint records (its step, time and held-out
     bits per byte): a run's fingerprint, kept when it resumes or goes on in a new --run-dir
     with --init-from. None if it has none."""
-    import json
+    import zipfile
 
     import numpy as np
 
@@ -281,11 +281,10 @@ def _first_validation(path: Path) -> dict | None:
     try:
         if is_weights_file(path):
             history = load(path, dtype=np.float32).meta.get("history")
-        else:
-            with np.load(path, allow_pickle=False) as archive:
-                history = json.loads(str(archive["record"]))["log"]["history"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # Recursion: too deep
-        return None  # unreadable: the checks of the run itself say why
+        else:  # the record alone, its size checked first: numpy allocates what a header claims
+            history = read_record(path)["log"]["history"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, zipfile.BadZipFile):
+        return None  # unreadable (RecursionError: too deep): the checks of the run say why
     return _fingerprint(history)
 
 

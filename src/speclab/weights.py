@@ -44,7 +44,7 @@ class Model:
         config, bits = self.config, self.meta.get("val_bits_per_byte")
         runs = []  # (steps, sha256 of the target it learned from or None), its own run first
         record = self.meta
-        while isinstance(record, dict) and record.get("trained_steps"):  # --init-from weights
+        while isinstance(record, dict) and _count(record.get("trained_steps")):  # --init-from
             teacher = record.get("teacher")
             taught_by = (teacher.get("sha256") or "?") if isinstance(teacher, dict) else teacher
             runs.append((record["trained_steps"], taught_by or None))
@@ -73,8 +73,17 @@ class Model:
             f"{config.n_layer} layers of width {config.n_embd} ({config.n_head} heads), "
             f"context {config.n_ctx} bytes, vocabulary {config.n_vocab} bytes"
             + trained
-            + (f", {bits:.2f} bits per byte on held-out files" if bits is not None else "")
+            + (f", {bits:.2f} bits per byte on held-out files" if _number(bits) else "")
         )
+
+
+def _count(value) -> bool:
+    """Whether a record's value is a count of steps (a hand-made file may hold anything)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def steps_label(meta: dict) -> str:
@@ -413,7 +422,12 @@ def load(path, dtype=np.float64) -> Model:
             check_params(flat, config)  # NaN or infinity
         except ValueError as error:
             raise ValueError(f"{path}: {error}") from None
-    flat = {name: array.astype(dtype) for name, array in flat.items()}
+    with np.errstate(over="ignore"):  # a value float32 cannot hold becomes infinity: named below
+        flat = {name: array.astype(dtype) for name, array in flat.items()}
+    for name, array in flat.items():
+        if not np.isfinite(array).all():  # finite before the cast (check_params)
+            raise ValueError(f"{path}: parameter {name!r} holds values too large for "
+                             f"{np.dtype(dtype).name} (beyond {np.finfo(dtype).max:.3g})")  # fmt: skip
     return Model(config, unflatten(flat, config.n_layer), meta, name=path.stem)
 
 
