@@ -8,6 +8,7 @@ change one thing and see whether the run still counts as the class's own.
 import csv
 import json
 import math
+import os
 import shutil
 
 import pytest
@@ -179,3 +180,11 @@ def test_a_decode_json_whose_results_are_not_rows_is_refused_and_passed_over(ful
     with pytest.raises(ValueError, match="is not a readable JSON file"):
         load_report(own)
     assert saved_report_path() == shipped
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+@pytest.mark.timeout(10)  # reading the pipe would wait for a writer for ever
+def test_a_decode_json_that_is_a_pipe_is_refused_unread(tmp_path):
+    os.mkfifo(tmp_path / "decode.json")
+    with pytest.raises(ValueError, match="is not a regular file"):
+        load_report(tmp_path / "decode.json")

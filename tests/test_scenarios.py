@@ -413,3 +413,16 @@ def test_a_prompts_folder_that_cannot_be_listed_is_not_called_empty(tmp_path, re
         ScenarioError, match=r"prompts: folder cannot be listed \(Permission denied\)"
     ):
         load_scenarios(locked)
+
+
+def test_a_file_too_big_to_hold_prompts_is_refused_before_it_is_read(tmp_path):
+    """A 1 GB file took 2 GB of memory and seconds before 'not valid TOML'; the limit is far
+    above any scenario (the shipped ones: a few kB), and a file at it is read as usual."""
+    from speclab.scenarios import MAX_SCENARIO_BYTES
+
+    at_the_limit = GOOD + "#" * (MAX_SCENARIO_BYTES - len(GOOD.encode()) - 1) + "\n"
+    path = write(tmp_path, "big.toml", at_the_limit)
+    assert path.stat().st_size == MAX_SCENARIO_BYTES and load_scenario(path).name == "tiny"
+    write(tmp_path, "big.toml", at_the_limit + "\n")
+    with pytest.raises(ScenarioError, match=f"big.toml: {MAX_SCENARIO_BYTES + 1:,} bytes"):
+        load_scenario(path)

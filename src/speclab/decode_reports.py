@@ -145,6 +145,8 @@ def _is_lesson_report_file(path: Path) -> bool:
 
 def load_report(path) -> dict:
     """A saved decode.json (for the lesson: a full run made earlier)."""
+    if Path(path).exists() and not Path(path).is_file():  # a pipe would wait for a writer
+        raise ValueError(f"{path} is not a regular file (a folder, a pipe or a device)")
     try:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
     except (ValueError, RecursionError) as error:  # not JSON, not UTF-8: these name no file

@@ -102,11 +102,17 @@ def _prompt(table, number: int, default_max_new: int, file: str) -> Prompt:
     return Prompt(prompt_id, _string(table, "text", where), source, max_new)
 
 
+MAX_SCENARIO_BYTES = 2**20  # the shipped ones are 1-4 kB; a 1 GB file took 2 GB to refuse
+
+
 def load_scenario(path) -> Scenario:
     """Read and check one scenario file (TOML: name, description, max_new_tokens, [[prompts]])."""
     path = Path(path)
     if path.exists() and not path.is_file():  # a folder named x.toml; a pipe would hang the read
         raise ScenarioError(f"{path}: not a regular file (a folder, a pipe or a device)")
+    if path.is_file() and path.stat().st_size > MAX_SCENARIO_BYTES:  # read whole, then parsed
+        raise ScenarioError(f"{path.name}: {path.stat().st_size:,} bytes; a scenario file holds "
+                            f"a few prompts (at most {MAX_SCENARIO_BYTES:,} bytes)")  # fmt: skip
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: Notepad's BOM too
     except FileNotFoundError:
