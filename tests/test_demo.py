@@ -531,7 +531,10 @@ def test_code_edit_note_finds_the_corrections_that_come_from_the_edit():
     assert f"At round {len(docstring) + 1} the drafter copied the rename's `_2`" in note
     assert "that correction comes from the edit" in note
     assert "The model copied the function byte for byte" in note
-    assert "has not yet written a use of the parameter, old name or new." in note
+    assert (
+        "has not yet written a use of the parameter in the function's body, old name or new."
+        in note
+    )
 
     run = _run_of(prompt, _plain('    """Return the meanX'))  # the 23rd byte should be " "
     note = code_edit_note(run, PromptLookupDrafter(3, 1))
@@ -547,7 +550,7 @@ def test_code_edit_note_finds_the_corrections_that_come_from_the_edit():
 
     note = code_edit_note(_run_of(prompt, _plain(" ")), PromptLookupDrafter(3, 1))
     assert note == (
-        "In its 1 byte the model has not yet written a use of the parameter, old name or new. "
+        "In its 1 byte the model has not yet written a use of the parameter in the function's body, old name or new. "
         "The model copied the function byte for byte so far."
     )
 

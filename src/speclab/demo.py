@@ -74,7 +74,7 @@ def code_edit_note(result, drafter) -> str:
     else:
         sentences = [
             f"In its {n} byte{'s' * (n != 1)} the model has not yet written a use of the "
-            "parameter, old name or new."
+            "parameter in the function's body, old name or new."
         ]
     pairs = enumerate(zip(result.tokens, wanted, strict=False))
     broken = next((i for i, (got, want) in pairs if got != want), None)  # the copy's first slip
