@@ -55,6 +55,8 @@ def test_quiz_reads_a_whole_number_however_it_is_written():
     assert QuizGame(answers=("08", "56.0", " 6 ", "۹۰٫۰")).accepted == 4  # ٫: Persian decimal
     assert QuizGame(answers=("8", "56", "6", "9e1")).accepted == 3  # not a way to write 90
     assert QuizGame(answers=("8.5", "56", "6", "90")).accepted == 0
+    # a Chinese input method's full stop and full-width forms (八 was already read)
+    assert QuizGame(answers=("8。", "５６．０", "六。", "九十。")).accepted == 4
     assert QuizGame(answers=("eight", "56", "6", "90")).accepted == 0
 
 

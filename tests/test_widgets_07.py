@@ -180,3 +180,33 @@ def test_set_weights_wants_one_weight_per_slider():
             explorer.set_weights(p_target=wrong)
     after = explorer.distributions()
     assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])
+
+
+def test_a_token_named_like_a_tag_is_shown_as_its_name():
+    """Lesson 07 invites new labels; "<s>" had struck through the rest of the verdicts and
+    "<eos>" vanished, read as HTML."""
+    explorer = SamplingRuleExplorer(labels=["<s>", "B", "a&b", "D"])
+    assert "leftover: &lt;s&gt; " in explorer.text.value and "<s>" not in explorer.text.value
+    assert "a&amp;b" in explorer.text.value
+    explorer.set_weights(p_target=(1, 0, 0, 0))  # the one token p allows is named in a sentence
+    assert "every output was &lt;s&gt;, the one token p allows" in explorer.text.value
+
+
+@pytest.mark.parametrize("labels", [["x" * 17, "B", "C", "D"], [1, 2, 3, 4], ["", "B", "C", "D"]])
+def test_a_label_that_is_not_a_short_name_is_refused(labels):
+    """A 100,000-character label took a minute to draw; numbers ended in a TypeError."""
+    with pytest.raises(ValueError, match="give each token a name in quotes, 1 to 16 characters"):
+        SamplingRuleExplorer(labels=labels)
+
+
+def test_weights_set_from_code_are_those_the_readouts_show():
+    """set_weights had skipped the readout rounding that the constructor and a hand on the
+    slider apply: the same weights said 'every output was A' one way and 'too few steps'
+    the other, and weights every readout showed as 0.000 were computed with."""
+    built = SamplingRuleExplorer(p_target=(10000, 1, 0, 0))
+    moved = SamplingRuleExplorer()
+    moved.set_weights(p_target=(10000, 1, 0, 0))
+    assert [s.value for s in moved.target_sliders] == [s.value for s in built.target_sliders]
+    assert moved.text.value == built.text.value
+    moved.set_weights(p_target=(0.0004, 0, 0, 0))
+    assert "weights cannot all be 0" in moved.text.value

@@ -11,6 +11,7 @@ import io
 import math
 import numbers
 import re
+import unicodedata
 import warnings
 
 import ipywidgets as widgets
@@ -184,8 +185,9 @@ def chinese_number(text: str) -> int | None:
 def normalise(answer: str) -> str:
     """A typed answer as the host reads it: no stray spaces or invisible marks, any case,
     digits of any script or Chinese numerals, and a whole number however it is written
-    ("08", "8.0" and "八" are 8)."""
-    text = visible_text(answer).strip().casefold().translate(OTHER_DIGITS)
+    ("08", "8.0", "八" are 8; so are "８．０" and "8。" from a Chinese input method)."""
+    text = unicodedata.normalize("NFKC", visible_text(answer))  # full-width forms: ８．０ 8.0
+    text = text.strip().removesuffix("。").strip().casefold().translate(OTHER_DIGITS)
     if (number := chinese_number(text)) is not None:
         return str(number)
     whole = re.fullmatch(r"([+-]?\d{1,30})(?:[.\u066b]0*)?", text)  # ٫: the Persian decimal mark

@@ -4,13 +4,21 @@
   min(1, p/q), the leftover, and simulated steps of the exact and biased rules.
 """
 
+import html
 from collections.abc import Sequence
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import Shown, checked_choice, checked_number, figure_png, float_slider
+from speclab.widgets.base import (
+    Shown,
+    _as_shown,
+    checked_choice,
+    checked_number,
+    figure_png,
+    float_slider,
+)
 
 SAMPLING_LABELS = ("A", "B", "C", "D")  # lesson 07's four-token vocabulary
 
@@ -27,6 +35,9 @@ def _weights(values, name: str) -> list[float]:
 
 
 STEPS = [100, 300, 1000, 3000, 10000]  # the steps slider's choices
+
+
+MAX_LABEL_CHARS = 16  # a token's name in the slider labels and sentences ("<eos>", "the")
 
 
 class SamplingRuleExplorer(Shown):
@@ -52,6 +63,10 @@ class SamplingRuleExplorer(Shown):
     ):
         if not len(p_target) == len(p_draft) == len(labels):
             raise ValueError("p_target, p_draft and labels need one entry per token")
+        if not all(isinstance(t, str) and 0 < len(t) <= MAX_LABEL_CHARS for t in labels):
+            # a 100,000-character label took a minute to draw; a number, a TypeError
+            raise ValueError(f"labels {list(labels)!r:.80}: give each token a name in quotes, "
+                             f"1 to {MAX_LABEL_CHARS} characters")  # fmt: skip
         p_target, p_draft = _weights(p_target, "p_target"), _weights(p_draft, "p_draft")
         self.labels = tuple(labels)
         self.seed = checked_number(seed, 0, 2**32 - 1, "seed", whole=True)  # numpy named nothing
@@ -97,7 +112,9 @@ class SamplingRuleExplorer(Shown):
         self._paused = True
         try:
             for slider, value in moves:
-                slider.value = value
+                slider.value = value  # then as its readout shows it, as a slider moved by hand
+                if (shown := _as_shown({"owner": slider, "new": slider.value})) is not None:
+                    slider.value = shown
         finally:
             self._paused = False
         self.update()
@@ -127,7 +144,7 @@ class SamplingRuleExplorer(Shown):
     def _untestable(self, p) -> str:
         """Why a chi-square test of the output against p has nothing to compare."""
         if (p > 0).sum() == 1:
-            only = self.labels[int(np.argmax(p))]
+            only = html.escape(self.labels[int(np.argmax(p))])  # "<eos>" is a name, not a tag
             return (f"every output was {only}, the one token p allows: there is nothing for "
                     "a test to tell apart")  # fmt: skip
         return ("too few steps for a test: every token but one is expected fewer than 5 "
@@ -170,7 +187,9 @@ class SamplingRuleExplorer(Shown):
             )
         if np.maximum(0.0, p - q).sum() > LEFTOVER_EPS:
             leftover = leftover_distribution(p, q)
-            shown = ", ".join(f"{t} {v:.2f}" for t, v in zip(self.labels, leftover, strict=True))
+            shown = ", ".join(
+                f"{html.escape(t)} {v:.2f}" for t, v in zip(self.labels, leftover, strict=True)
+            )
         else:  # p <= q everywhere means p = q: nothing is ever rejected, nothing left to draw
             shown = "none (p = q: no draft is ever rejected)"
         kept, match = expected_acceptance(p, q), expected_match_acceptance(p, q)
