@@ -318,3 +318,14 @@ def test_boundary_explorer_wants_names_for_its_alphas():
     with pytest.raises(ValueError, match=r"scenario_alphas must be a dict \{scenario: alpha\}"):
         BoundaryExplorer([0.5, 0.8])
     assert BoundaryExplorer(None).scenario_alphas == {}
+
+
+def test_the_sliders_redraw_once_per_release():
+    """Each redraw takes 0.2-0.7 s: redrawn per pixel, a drag across a slider queued seconds
+    of them (lesson 03's explorer too). The browser test moves a slider with an arrow key,
+    which a release-only slider still answers."""
+    from speclab.widgets import BoundaryExplorer, SpeedupExplorer
+
+    boundary, speedup = BoundaryExplorer(), SpeedupExplorer(n_rounds=100)
+    for slider in (boundary.k, boundary.c, boundary.verify, speedup.alpha, speedup.k, speedup.c):
+        assert slider.continuous_update is False, slider.description

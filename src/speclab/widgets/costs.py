@@ -160,6 +160,7 @@ class BoundaryExplorer(Shown):
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None
         for slider in (self.k, self.c, self.verify):
+            slider.continuous_update = False  # a redraw per release: a drag queued 3 s of them
             slider.observe(self._on_change, names="value")
         self.box = widgets.VBox([self.k, self.c, self.verify, self.text, self.picture])
         self.update()

@@ -283,6 +283,9 @@ class SpeedupExplorer(Shown):
         self.c = float_slider(value=c, min=0.0, max=0.5, step=0.01, description=_("c (draft cost)"))
         for slider in (self.alpha, self.k, self.c):
             slider.style.description_width = "initial"  # the whole label, in every language
+            # one redraw per release, not per pixel: 0.2-0.4 s each, and a drag from 0 to 1
+            # had queued about 5 s of them
+            slider.continuous_update = False
         self.text = widgets.HTML()
         self.picture = widgets.Image(format="png")
         self.figure: Figure | None = None
