@@ -162,6 +162,17 @@ def test_a_path_too_long_for_the_file_system_names_its_option(tmp_path, capsys, 
     )
 
 
+def test_an_out_folder_too_long_for_the_file_system_names_the_option(tmp_path, capsys, monkeypatch):
+    """Looking for the folders --out would make (to remove them after a failed start) had
+    met the long name first: "speclab: FOLDER/aaa...: File name too long", status 1."""
+    monkeypatch.chdir(tmp_path)
+    out = str(tmp_path / ("a" * 300) / "x.npz")
+    assert main(["train", "smoke", "--smoke", "--run-dir", "rd", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"speclab: --out {out[:30]}...") and "longer than the file" in err, err
+    assert not (tmp_path / "rd").exists()
+
+
 @pytest.mark.parametrize(
     ("argv", "hint"),
     [
@@ -172,6 +183,9 @@ def test_a_path_too_long_for_the_file_system_names_its_option(tmp_path, capsys, 
         (["bench", "decode", "--out", "--quick"], None),
         (["train", "smoke", "--max-min", "-inf"], "write --max-min=-inf"),  # as abbreviated
         (["demo", "--target", "-my.npz", "hello"], "write --target=-my.npz"),  # not a prompt
+        # a value read as -h after an abbreviated option: a value, not a word to refuse as -h
+        (["train", "smoke", "--init", "-hx.npz"], "write --init=-hx.npz"),
+        (["bench", "decode", "--o", "-hx"], "write --o=-hx"),
     ],
 )
 def test_a_value_that_starts_with_a_dash_gets_a_hint(argv, hint, capsys):

@@ -214,7 +214,7 @@ def _width_sentence(data: dict, fit: list, cache: float = 30e6, two=(1.1, 1.4, 1
         ),
         (
             {512: (1.2, 1.25, 1.3), 768: (1.8, 1.85, 1.9)},
-            "that cost is lower at some of them and not at others",
+            "that cost is lower at some of those widths and not at others",
         ),
     ],
 )
@@ -915,10 +915,10 @@ def test_lesson_03b_says_what_greedy_wrote_as_its_table_shows_it():
     ("gap_double", "verdict"),
     [
         (1e-13, "many orders of magnitude smaller than the closest tie in this run"),
-        (1e-3, "smaller than the closest tie in this run, but by less than a millionfold"),
+        (1e-3, "less than half the closest tie in this run, but by less than a millionfold"),
         (
             0.5,
-            "at least as large as the closest tie in this run: the two decodings could part ways here",
+            "at least half the closest tie in this run: the two decodings could part ways here",
         ),
     ],
 )
@@ -936,4 +936,4 @@ def test_lesson_05_says_what_the_closest_tie_showed(gap_double, verdict):
                  "n_new": 8, "margins": np.array([0.4, 2.0]), "closest": 0,
                  "spec": SimpleNamespace(tokens=[65, 66]), "render": render, "Markdown": Markdown}  # fmt: skip
     said = run_cell_with("05_speculative_decoding.ipynb", "times_double = margins", namespace)
-    assert said[-1] == f"So in double precision the rounding differences are {verdict}.", said
+    assert said[-1] == f"In double precision the rounding differences were {verdict}.", said

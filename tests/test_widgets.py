@@ -57,6 +57,7 @@ def test_quiz_reads_a_whole_number_however_it_is_written():
     assert QuizGame(answers=("8.5", "56", "6", "90")).accepted == 0
     # a Chinese input method's full stop and full-width forms (八 was already read)
     assert QuizGame(answers=("8。", "５６．０", "六。", "九十。")).accepted == 4
+    assert QuizGame(answers=("8", "5⁶", "6", "90")).accepted == 1  # 5 to the 6th is not 56
     assert QuizGame(answers=("eight", "56", "6", "90")).accepted == 0
 
 

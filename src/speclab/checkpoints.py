@@ -87,7 +87,7 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
         _check_members(path, None)  # the record, read first
         with np.load(path, allow_pickle=False) as archive:
             record = json.loads(str(archive["record"]))
-            _check_recipe(record["log"]["config"])
+            _check_recipe(record["log"]["config"], path)
             saved = asdict(TrainConfig()) | record["log"]["config"] | {"steps": cfg.steps}
             if recipe_may_change:
                 saved |= {k: v for k, v in asdict(cfg).items() if k not in shape}
@@ -122,15 +122,16 @@ def load_checkpoint(path: Path, cfg: TrainConfig, recipe_may_change: bool = Fals
     return params, state, step, rng, log
 
 
-def _check_recipe(recipe) -> None:
+def _check_recipe(recipe, path: Path) -> None:
     """A checkpoint's recipe: fields of TrainConfig, each a number of its field's kind (a
     damaged one would be offered back as --set flags that cannot work)."""
     defaults = asdict(TrainConfig())
     if not isinstance(recipe, dict):
         raise ValueError("its recipe is not a recipe")
-    if unknown := sorted(set(recipe) - set(defaults)):
-        raise ValueError(f"its recipe has a field this speclab does not know, {unknown[0]!r} "
-                         "(made by another version?)")  # fmt: skip
+    if unknown := sorted(set(recipe) - set(defaults)):  # not damage: never advise deleting it
+        raise RecipeMismatch(f"{path} was made with a recipe field this version of speclab does "
+                             f"not know, {unknown[0]!r} (by another version?); it is left as it "
+                             "is: go on with it in that version, or train in another --run-dir")  # fmt: skip
     for key, value in recipe.items():
         whole = isinstance(defaults[key], int)
         if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):

@@ -155,8 +155,9 @@ def parser_class(tr, arguments: list[str]) -> type[argparse.ArgumentParser]:
             for i, text in enumerate(argv):
                 if text == "--":
                     break
-                before = options.get(argv[i - 1]) if i else None
-                if before is not None and before.nargs != 0:  # `--target -my.npz`: a value
+                # `--target -my.npz`, `--init -hx.npz` (a prefix argparse takes): a value
+                before = self._option_named(argv[i - 1]) if i and "=" not in argv[i - 1] else None
+                if before is not None and before.nargs != 0:
                     continue
                 name = text.split("=", 1)[0]
                 if (

@@ -427,7 +427,10 @@ def run(args) -> int:
     name = "smoke" if args.smoke else args.recipe
     run_dir = args.run_dir or Path("runs") / name
     made = first_missing(run_dir)  # the outermost folder the checks below will make
-    out_made = first_missing(args.out.parent) if args.out is not None else None  # --out's too
+    try:  # --out's too; a name too long for the file system is named by _run's check of --out
+        out_made = first_missing(args.out.parent) if args.out is not None else None
+    except OSError:
+        out_made = None
     restore = sigterm_stops_cleanly()  # until training takes it over: a stop in start-up
     try:
         return _run(args, name, run_dir)
