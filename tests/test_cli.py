@@ -171,6 +171,19 @@ def test_an_out_folder_too_long_for_the_file_system_names_the_option(tmp_path, c
     err = capsys.readouterr().err
     assert err.startswith(f"speclab: --out {out[:30]}...") and "longer than the file" in err, err
     assert not (tmp_path / "rd").exists()
+    # a new folder above the long name: made on the way to it, removed again (it had stayed)
+    out = str(tmp_path / "new" / ("a" * 300) / "x.npz")
+    assert main(["train", "smoke", "--smoke", "--run-dir", "rd", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("speclab train: --out ") and "(File name too long)" in err, err
+    # the same below a new folder for handouts: "speclab: FOLDER/aaa...: File name too
+    # long", status 1, naming no option (the long name is a folder on the way to --out)
+    out = str(tmp_path / "new" / ("a" * 300) / "sub")
+    assert main(["handouts", "--no-pdf", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"speclab: --out {out[:30]}...") and "longer than the file" in err, err
+    assert not (tmp_path / "new").exists()
+    assert not (tmp_path / "new").exists() and not (tmp_path / "rd").exists()
 
 
 @pytest.mark.parametrize(

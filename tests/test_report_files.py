@@ -202,3 +202,17 @@ def test_a_lock_file_removed_between_its_open_and_its_lock_is_not_held(tmp_path,
         assert removed and (tmp_path / ".lock").is_file()  # it holds the file at the path
         with pytest.raises(ValueError, match="busy"), one_at_a_time(tmp_path, "busy", "--out"):
             pass  # a third run is refused
+
+
+def test_folders_made_on_the_way_to_a_name_too_long_are_found_and_removed(tmp_path):
+    """mkdir(parents=True) makes new/ before it fails on the 300-letter name below it; listing
+    the folder below new/ raised OSError, and the cleanup stopped there (new/ stayed)."""
+    from speclab.report_files import first_missing, remove_if_unused
+
+    target = tmp_path / "new" / ("a" * 300) / "sub"
+    assert first_missing(target) == tmp_path / "new"  # new/ is not there: the lookup stops
+    with pytest.raises(OSError):
+        target.mkdir(parents=True)
+    assert (tmp_path / "new").is_dir()
+    remove_if_unused(target, tmp_path / "new")
+    assert not (tmp_path / "new").exists() and tmp_path.is_dir()

@@ -303,8 +303,9 @@ def _too_long_argument(error: OSError, argv: list[str]) -> str | None:
         for option, value in zip(argv[1:], argv[2:], strict=False)
         if option.startswith("--") and "=" not in option
     ]  # fmt: skip  (option values only)
-    found = [(option, value) for option, value in given if value and (
-        name == value or name.startswith(value.rstrip("/\\") + os.sep))]  # fmt: skip
+    found = [(option, value) for option, value in given if value and (  # the value, in it, or
+        name == value or name.startswith(value.rstrip("/\\") + os.sep)  # a folder on its way
+        or value.startswith(name.rstrip("/\\") + os.sep))]  # fmt: skip
     if not found:
         return None
     option, value = max(found, key=lambda pair: len(pair[1]))  # the path nearest the name

@@ -136,8 +136,10 @@ def remove_empty_folders(folder: Path, made: Path | None) -> None:
             if any(each.iterdir()):
                 return
             each.rmdir()
-        except OSError:  # gone already, or not ours to remove: leave it
-            return
+        except OSError as error:
+            if error.errno not in (errno.ENOENT, errno.ENAMETOOLONG):
+                return  # not ours to remove: leave it
+            # never made (a name too long stopped the making): the folders above may have been
         if each == made:
             return
 
@@ -151,6 +153,9 @@ def remove_if_unused(folder: Path, made: Path | None, lock: str = ".lock", *othe
         return
     try:
         names = {p.name for p in folder.iterdir()}
+    except OSError:  # never made, or not ours: remove_empty_folders tells which
+        names = set()
+    try:
         if lock in names and names <= {lock, *others}:
             for name in sorted(names):  # a process refused by another's lock keeps off
                 remove_unless_held(folder / name)
