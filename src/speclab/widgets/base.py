@@ -43,13 +43,20 @@ class Shown:
         return self.box._repr_mimebundle_(**kwargs)
 
     def _on_change(self, change) -> None:
-        if _not_a_number(change):  # a slider set from code to nan or inf: it goes back
+        if not self._settle(change):
+            self.update()
+
+    def _settle(self, change) -> bool:
+        """Put a slider's new value right, if it needs it, and say so (its own change then
+        updates the widget): nan or inf set from code goes back, and a value the readout
+        shows otherwise becomes the value shown."""
+        if _not_a_number(change):
             change["owner"].value = change["old"]
-            return
-        if (shown := _as_shown(change)) is not None:  # its own change updates the widget
+            return True
+        if (shown := _as_shown(change)) is not None:
             change["owner"].value = shown
-            return
-        self.update()
+            return True
+        return False
 
     def update(self) -> None:  # pragma: no cover - every subclass defines it
         raise NotImplementedError

@@ -11,14 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from speclab.widgets.base import (
-    Shown,
-    _as_shown,
-    checked_choice,
-    checked_number,
-    figure_png,
-    float_slider,
-)
+from speclab.widgets.base import Shown, checked_choice, checked_number, figure_png, float_slider
 
 SAMPLING_LABELS = ("A", "B", "C", "D")  # lesson 07's four-token vocabulary
 
@@ -112,16 +105,16 @@ class SamplingRuleExplorer(Shown):
         self._paused = True
         try:
             for slider, value in moves:
-                slider.value = value  # then as its readout shows it, as a slider moved by hand
-                if (shown := _as_shown({"owner": slider, "new": slider.value})) is not None:
-                    slider.value = shown
+                slider.value = value  # settled as a hand on the slider is (_on_change)
         finally:
             self._paused = False
         self.update()
 
     def _on_change(self, change) -> None:
-        if not getattr(self, "_paused", False):
-            super()._on_change(change)  # a weight set to nan from code goes back
+        if getattr(self, "_paused", False):  # set_weights: settled now, redrawn once after
+            self._settle(change)
+        else:
+            super()._on_change(change)
 
     def distributions(self):
         """(p, q), each [n_vocab] and normalised; None if a side has no weight at all."""
