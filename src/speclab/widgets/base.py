@@ -135,10 +135,11 @@ INVISIBLE = dict.fromkeys(
         "\u2066\u2067\u2068\u2069",
     )
 )
-# Persian (۰-۹), Arabic-Indic (٠-٩) and full-width (０-９) digits, as a keyboard in Persian,
-# Arabic or Chinese may type them: the same answer as the Latin digits.
-OTHER_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩０１２３４５６７８９", "0123456789" * 3)
-# Full-width forms (！ to ～), as a Chinese input method in full-width mode types them: ８．０
+# Persian (۰-۹) and Arabic-Indic (٠-٩) digits, as a keyboard in Persian or Arabic types them:
+# the same answer as the Latin digits.
+OTHER_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "0123456789" * 2)
+# Full-width forms (！ to ～: digits, the point, letters), as a Chinese input method in
+# full-width mode types them: ８．０ is 8.0
 FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 
